@@ -1,0 +1,1 @@
+"""kernelskill: verified, faster Triton replacements for PyTorch modules."""

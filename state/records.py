@@ -1,0 +1,115 @@
+"""Typed records that flow through the graph: Problem, Candidate, Profile, Plan, Attempt.
+
+The evaluator's own result type lives in `eval/types.py` (eval/ must import nothing but the
+standard library, torch, triton and numpy); `Attempt` embeds the fields the planner needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from .vocab import Bottleneck, Outcome, Structure
+
+
+def source_hash(source: str) -> str:
+    """Short content hash: identifies a candidate in the attempts log and on disk."""
+    return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+class Problem(BaseModel):
+    """A KernelBench-format problem: a file defining Model, get_inputs, get_init_inputs."""
+
+    name: str = Field(description="File stem, used in reports and output folder names")
+    path: str = Field(description="Where the problem was loaded from")
+    source: str = Field(description="The problem file's text, as written")
+    size: str = Field(default="full", description="'full' sizes, or 'small' with the SMALL overrides")
+
+
+class Candidate(BaseModel):
+    """One ModelNew source together with where it came from."""
+
+    source: str
+    author: str = Field(default="builtin", description="'builtin', 'llm', 'scripted' or 'reference'")
+    skill_id: str | None = Field(default=None, description="The skill this candidate applies, if any")
+    params: dict[str, Any] = Field(default_factory=dict, description="The skill's parameters")
+    note: str = Field(default="", description="One line from the author: what changed and why")
+
+    @property
+    def hash(self) -> str:
+        return source_hash(self.source)
+
+
+class KernelStat(BaseModel):
+    """One kernel in a profiled forward; Nsight Compute fields are None when ncu did not run."""
+
+    name: str
+    time_us: float = Field(description="Total GPU time of this kernel per forward")
+    share: float = Field(description="Fraction of the forward's GPU time (0..1)")
+    launches: int = 1
+    structure: Structure | None = None
+    dram_pct: float | None = Field(default=None, description="DRAM throughput, % of peak")
+    l2_pct: float | None = None
+    l1_pct: float | None = None
+    sm_pct: float | None = Field(default=None, description="SM (compute) throughput, % of peak")
+    tensor_pct: float | None = Field(default=None, description="Tensor-pipe utilisation, % of peak")
+    occupancy_pct: float | None = Field(default=None, description="Achieved occupancy, % of max warps")
+    occupancy_limiter: str | None = Field(default=None, description="registers, shared-memory, blocks, warps")
+    registers: int | None = None
+    spills: int | None = Field(default=None, description="Local-memory spill bytes per thread")
+    stall_reasons: list[str] = Field(default_factory=list, description="Main warp-stall reasons, worst first")
+    bottleneck: Bottleneck | None = None
+
+
+class Profile(BaseModel):
+    """Where a forward's time goes and what limits it; `signature` is what the skill index embeds."""
+
+    source: str = Field(description="'gpu' (measured) or 'static' (from the captured graph, no GPU)")
+    bottleneck: Bottleneck
+    structures: list[Structure] = Field(default_factory=list, description="Kernel structures present")
+    op_kinds: list[str] = Field(default_factory=list, description="Operator names, e.g. conv2d, relu, sum")
+    flops: float = 0.0
+    bytes: float = Field(default=0.0, description="Minimum bytes moved: inputs, parameters, outputs once")
+    floor_ms: float | None = Field(default=None, description="Speed-of-light time; None without a GPU")
+    runtime_ms: float | None = None
+    headroom: float | None = Field(default=None, description="runtime / floor")
+    kernel_count: int = Field(default=0, description="Kernel launches per forward")
+    launch_gap_us: float | None = Field(default=None, description="Mean idle gap between launches")
+    kernels: list[KernelStat] = Field(default_factory=list)
+    signature: str = Field(default="", description="Compact text: bottleneck, metrics, structure, ops")
+
+
+class Plan(BaseModel):
+    """The planner's choice: exactly one skill to apply next, with its parameters."""
+
+    skill_id: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    reason: str = Field(default="", description="Why this skill, in words the log can show")
+
+
+class Attempt(BaseModel):
+    """One finished step in short-term memory: what was tried and what happened."""
+
+    round: int
+    node: str = Field(description="generator, repairer, ...: which agent produced the candidate")
+    skill_id: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    source_hash: str
+    outcome: Outcome
+    stage: str = Field(default="", description="Evaluator stage reached or failed")
+    error: str | None = Field(default=None, description="Excerpt of the error, one line or a few")
+    failed_checks: list[str] = Field(default_factory=list)
+    runtime_ms: float | None = None
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+    profile_signature: str | None = None
+    tokens: int | None = Field(default=None, description="LLM tokens spent on this attempt, if any")
+    note: str = ""
+
+    def key(self) -> tuple[str | None, str]:
+        """(skill, parameters) identity the planner uses to avoid re-trying a dead end."""
+        return self.skill_id, repr(sorted(self.params.items()))
