@@ -12,6 +12,7 @@ running in the same process cannot import the reference.
 from __future__ import annotations
 
 import ast
+import linecache
 import types
 import uuid
 from collections.abc import Callable
@@ -126,6 +127,9 @@ def exec_module(source: str, filename: str, prefix: str) -> types.ModuleType:
     """Execute source as a fresh module that is not in sys.modules (so nothing can import it)."""
     module = types.ModuleType(f"_{prefix}_{uuid.uuid4().hex[:8]}")
     module.__file__ = filename
+    # Triton's @jit reads kernel source through inspect/linecache; a module executed from a
+    # string has no file, so register its text under its name.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     code = compile(source, filename, "exec")
     exec(code, module.__dict__)
     return module

@@ -36,6 +36,9 @@ class Candidate(BaseModel):
     skill_id: str | None = Field(default=None, description="The skill this candidate applies, if any")
     params: dict[str, Any] = Field(default_factory=dict, description="The skill's parameters")
     note: str = Field(default="", description="One line from the author: what changed and why")
+    author_state: dict[str, Any] = Field(
+        default_factory=dict, description="Opaque state the author needs to derive the next candidate "
+                                          "from this one (e.g. the built-in author's template choices)")
 
     @property
     def hash(self) -> str:

@@ -1,0 +1,53 @@
+"""One small interface, two implementations: who writes the code for a node.
+
+`builtin` instantiates executable skill templates deterministically; `llm` asks a chat model.
+Nodes call `generate` (first candidate), `apply` (one planned skill on the best candidate) and
+`repair` (fix the current candidate after a failed evaluation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..state.records import Attempt, Candidate, Plan, Problem, Profile
+
+
+class AuthorError(Exception):
+    """The author could not produce a candidate (one line: why)."""
+
+
+@dataclass
+class SkillText:
+    """What an author sees of a skill: its id, title, body and optional template source."""
+
+    id: str
+    title: str = ""
+    body: str = ""
+    template: str = ""
+
+
+@dataclass
+class AuthorTask:
+    problem: Problem
+    device: str = "cuda"
+    allow_tf32: bool = False
+    attempts: list[Attempt] = field(default_factory=list)
+    best: Candidate | None = None
+    current: Candidate | None = None
+    profile: Profile | None = None
+    skill: SkillText | None = None
+    error: str | None = None
+    """The last evaluation's failure (stage and reason), for repair."""
+
+
+class Author(Protocol):
+    name: str
+
+    def generate(self, task: AuthorTask) -> Candidate: ...
+
+    def apply(self, task: AuthorTask, plan: Plan) -> Candidate: ...
+
+    def repair(self, task: AuthorTask) -> Candidate: ...
+
+    def can_apply(self, skill_id: str) -> bool: ...

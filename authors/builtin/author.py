@@ -1,0 +1,162 @@
+"""The built-in author: capture the reference, partition it, instantiate templates, emit.
+
+Its whole state per candidate is a small config (which optional templates are on, their
+parameters, which regions fell back to PyTorch), kept in `Candidate.author_state`, so every
+candidate is reproducible from (problem, config). Applying a skill turns its template on;
+repairing turns the failing region (or the newest template) off — a safer variant of the same
+candidate, down to plain PyTorch, which is always correct.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ...state.records import Candidate, Plan
+from ..base import AuthorError, AuthorTask
+from .capture import Captured, CaptureError, capture
+from .emit import assemble, assemble_verbatim
+from .fuse import partition
+from .ir import Region
+from .pointwise_template import FusedElementwise
+from .template_api import EmitContext, Emitted, Template
+from .templates import load_templates
+
+
+@dataclass
+class BuiltinConfig:
+    enabled: list[str] = field(default_factory=list)
+    """Non-default templates turned on by applied skills, newest last."""
+    disabled: list[str] = field(default_factory=list)
+    """Templates turned off (by repair)."""
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fallback_regions: list[str] = field(default_factory=list)
+    """Region keys (first op's output name) emitted as plain PyTorch."""
+
+    @classmethod
+    def of(cls, cand: Candidate | None) -> BuiltinConfig:
+        data = (cand.author_state or {}).get("config") if cand else None
+        return cls(**data) if data else cls()
+
+
+def region_key(region: Region) -> str:
+    return region.all_ops()[0].out.name
+
+
+class BuiltinAuthor:
+    name = "builtin"
+
+    def __init__(self, templates: dict[str, Template] | None = None):
+        self.templates = dict(templates) if templates is not None else {
+            "fuse-elementwise-chain": FusedElementwise(), **load_templates()}
+        for tid, t in self.templates.items():
+            t.id = tid
+        self._captured: dict[str, Captured] = {}
+
+    # ---- the Author interface -----------------------------------------------------------
+    def can_apply(self, skill_id: str) -> bool:
+        return skill_id in self.templates
+
+    def generate(self, task: AuthorTask) -> Candidate:
+        return self._build(task, BuiltinConfig(), note="first candidate: default templates")
+
+    def apply(self, task: AuthorTask, plan: Plan) -> Candidate:
+        if plan.skill_id not in self.templates:
+            raise AuthorError(f"skill {plan.skill_id} has no template the built-in author can run")
+        cfg = BuiltinConfig.of(task.best)
+        cfg.enabled = [t for t in cfg.enabled if t != plan.skill_id] + [plan.skill_id]
+        cfg.disabled = [t for t in cfg.disabled if t != plan.skill_id]
+        if plan.params:
+            cfg.params[plan.skill_id] = dict(plan.params)
+        cand = self._build(task, cfg, note=f"applied {plan.skill_id}")
+        cand.skill_id, cand.params = plan.skill_id, dict(plan.params)
+        return cand
+
+    def repair(self, task: AuthorTask) -> Candidate:
+        cur = task.current
+        cfg = BuiltinConfig.of(cur)
+        kernels: dict[str, str] = (cur.author_state or {}).get("kernels", {}) if cur else {}
+        named = [key for name, key in kernels.items() if task.error and re.search(rf"\b{name}\b", task.error)]
+        if named:
+            cfg.fallback_regions += [k for k in named if k not in cfg.fallback_regions]
+            note = f"repair: region(s) {', '.join(named)} back to PyTorch"
+        elif cfg.enabled:
+            dropped = cfg.enabled.pop()
+            cfg.disabled.append(dropped)
+            note = f"repair: template {dropped} turned off"
+        else:
+            templated = (cur.author_state or {}).get("templated", []) if cur else []
+            remaining = [k for k in templated if k not in cfg.fallback_regions]
+            if not remaining:
+                raise AuthorError("nothing left to fall back: the candidate is already plain PyTorch")
+            # Rationale: without a kernel name in the error, halve the suspects each repair.
+            half = remaining[len(remaining) // 2:] or remaining
+            cfg.fallback_regions += half
+            note = f"repair: {len(half)} region(s) back to PyTorch"
+        cand = self._build(task, cfg, note=note)
+        if cur is not None:
+            cand.skill_id, cand.params = cur.skill_id, dict(cur.params)
+        return cand
+
+    # ---- building ---------------------------------------------------------------------------
+    def _capture(self, task: AuthorTask) -> Captured:
+        key = task.problem.path + task.problem.source
+        if key not in self._captured:
+            self._captured[key] = capture(task.problem.source, task.problem.path or "<problem>", "small")
+        return self._captured[key]
+
+    def _chooser(self, cfg: BuiltinConfig):  # noqa: ANN202
+        active = [t for tid, t in self.templates.items()
+                  if tid not in cfg.disabled and (t.default or tid in cfg.enabled)]
+        newest = {tid: i for i, tid in enumerate(cfg.enabled)}
+
+        def choose(region: Region) -> Template | None:
+            if region.all_ops() and region_key(region) in cfg.fallback_regions:
+                return None
+            kind = "pointwise" if region.kind == "pointwise" else region.anchor.kind
+            hits = [t for t in active if kind in t.kinds and t.match(region)]
+            if not hits:
+                return None
+            # An explicitly applied skill beats defaults; then priority.
+            return max(hits, key=lambda t: (newest.get(t.id, -1), t.priority))
+        return choose
+
+    def _build(self, task: AuthorTask, cfg: BuiltinConfig, note: str) -> Candidate:
+        try:
+            cap = self._capture(task)
+        except CaptureError as e:
+            # No graph: the reference forward verbatim, so the loop still has a correct baseline
+            # that whole-forward skills can build on.
+            doc = f"Generated by kernelskill's built-in author for {task.problem.name}.\n\n{e}"
+            source = assemble_verbatim(task.problem.source, doc, strict_fp32=not task.allow_tf32)
+            return Candidate(source=source, author="builtin", note=f"verbatim forward ({e})",
+                             author_state={"config": asdict(cfg), "verbatim": True, "templates": []})
+        choose = self._chooser(cfg)
+        regions = partition(cap.program, choose)
+        ctx = EmitContext(allow_tf32=task.allow_tf32)
+        emitted: list[Emitted | None] = []
+        kernels: dict[str, str] = {}
+        templated: list[str] = []
+        for region in regions:
+            tpl = self.templates.get(region.template) if region.template else None
+            if tpl is None:
+                emitted.append(None)
+                continue
+            ctx.params = cfg.params.get(tpl.id, {})
+            em = tpl.emit(region, ctx)
+            emitted.append(em)
+            templated.append(region_key(region))
+            for src in em.kernels:
+                m = re.search(r"def (\w+)\(", src)
+                if m:
+                    kernels[m.group(1)] = region_key(region)
+        used = sorted({r.template for r in regions if r.template})
+        doc = (f"Generated by kernelskill's built-in author for {task.problem.name}.\n\n"
+               f"Templates: {', '.join(used) or 'none (plain PyTorch)'}; "
+               f"{len(templated)} of {len(regions)} regions in custom kernels.")
+        source = assemble(cap.program, cap.preamble, regions, emitted, ctx, doc,
+                          strict_fp32=not task.allow_tf32)
+        return Candidate(source=source, author="builtin", note=note,
+                         author_state={"config": asdict(cfg), "kernels": kernels, "templated": templated,
+                                       "templates": used})

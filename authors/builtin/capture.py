@@ -1,0 +1,113 @@
+"""Capturing the reference forward as a graph (torch.fx) with shapes, and its __init__ as text.
+
+`capture()` traces `Model` with torch.fx, propagates shapes by running the traced graph on the
+problem's (small) inputs on the CPU, and lowers every node into the IR. When tracing fails
+(data-dependent Python control flow, unsupported constructs), it raises CaptureError and the
+author falls back to whole-forward strategies that need no graph.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+
+from ...eval.harness import seeded
+from ...eval.problem import LoadedProblem, load_problem
+from .ir import Program
+from .lower import lower_graph
+
+
+class CaptureError(Exception):
+    """The reference forward could not be captured as a graph."""
+
+
+@dataclass
+class Captured:
+    program: Program
+    module: torch.nn.Module
+    problem: LoadedProblem
+    preamble: str
+    """Top-level definitions of the problem other than Model / get_inputs / get_init_inputs /
+    SMALL (helper classes, constants, imports) that ModelNew's __init__ may need."""
+
+
+def split_problem_source(source: str) -> tuple[str, str, list[str], str]:
+    """(preamble, ModelNew __init__ source, forward argument names, forward source) from a
+    problem's source."""
+    tree = ast.parse(source)
+    keep: list[ast.stmt] = []
+    model: ast.ClassDef | None = None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Model":
+            model = node
+        elif not _is_harness_part(node):
+            keep.append(node)
+    if model is None:
+        raise CaptureError("the problem defines no class Model")
+    init = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    fwd = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    if fwd is None:
+        raise CaptureError("Model has no forward method")
+    forward_args = [a.arg for a in fwd.args.args[1:]]
+    if fwd.args.vararg or fwd.args.kwonlyargs or fwd.args.kwarg:
+        raise CaptureError("Model.forward takes *args/**kwargs; only positional arguments are supported")
+    init_src = ""
+    if init is not None:
+        init = _RenameSuper().visit(init)
+        init_src = ast.unparse(ast.fix_missing_locations(init))
+    preamble = ast.unparse(ast.Module(body=keep, type_ignores=[]))
+    return preamble, init_src, forward_args, ast.unparse(_RenameSuper().visit(fwd))
+
+
+def model_class_as(source: str, name: str) -> str:
+    """The problem's Model class, renamed, with `super(Model, self)` made `super()`."""
+    tree = ast.parse(source)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model")
+    cls = _RenameSuper().visit(cls)
+    cls.name = name
+    return ast.unparse(ast.fix_missing_locations(cls))
+
+
+def _is_harness_part(node: ast.stmt) -> bool:
+    """get_inputs / get_init_inputs / SMALL / the docstring: the problem's, not the model's."""
+    if isinstance(node, ast.FunctionDef):
+        return node.name in ("get_inputs", "get_init_inputs")
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == "SMALL" for t in node.targets)
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
+        node.value.value, str)
+
+
+class _RenameSuper(ast.NodeTransformer):
+    """`super(Model, self).__init__()` -> `super().__init__()`: ModelNew must not name Model."""
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "super" and node.args:
+            node.args = []
+        return node
+
+
+def capture(problem_source: str, filename: str = "<problem>", size: str = "small") -> Captured:
+    problem = load_problem(problem_source, size, filename)
+    seeded(0)
+    model = problem.model_cls(*problem.get_init_inputs())
+    seeded(1)
+    inputs = list(problem.get_inputs())
+    preamble, init_src, forward_args, _ = split_problem_source(problem_source)
+    try:
+        gm = torch.fx.symbolic_trace(model)
+    except Exception as e:
+        raise CaptureError(f"torch.fx could not trace Model.forward: {type(e).__name__}: "
+                           f"{str(e).splitlines()[0][:200]}") from None
+    try:
+        program = lower_graph(gm, model, inputs)
+    except Exception as e:
+        raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
+    program.init_source = init_src
+    program.forward_args = forward_args
+    return Captured(program=program, module=model, problem=problem, preamble=preamble)

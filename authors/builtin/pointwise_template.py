@@ -1,0 +1,89 @@
+"""The fused elementwise-chain template: one kernel for a whole chain of pointwise ops.
+
+Memory-bound chains pay for every intermediate tensor written and read back; fused, each
+external operand is read once and each needed output written once. Operands may broadcast
+or be strided views: the launcher collapses dimensions at run time and passes strides, and
+operands that are plain contiguous tensors of the output's shape skip index arithmetic.
+"""
+
+from __future__ import annotations
+
+from .ir import Region
+from .pointwise import chain_statements, external_inputs
+from .runtime_src import COLLAPSE
+from .template_api import EmitContext, Emitted, Template
+
+_LOW = {"torch.float16", "torch.bfloat16"}
+
+
+class FusedElementwise(Template):
+    kinds = ("pointwise",)
+    # Rationale: memory-bound streams want 16-byte accesses and several in flight per thread;
+    # 1024-4096 elements per program with 4-8 warps covers both small and huge tensors.
+    params = {"configs": [[(1024, 4, 2), (2048, 8, 2), (4096, 8, 2)]]}
+
+    def match(self, region: Region) -> bool:
+        return region.kind == "pointwise" and bool(region.ops) and len(external_inputs(region.ops)) > 0
+
+    def emit(self, region: Region, ctx: EmitContext) -> Emitted:
+        ctx.share("collapse", COLLAPSE)
+        ext = external_inputs(region.ops)
+        outs = region.outputs
+        kname, lname = ctx.name("pointwise_kernel"), ctx.name("pointwise")
+        n_in = len(ext)
+        in_args = [f"in{i}" for i in range(n_in)]
+        stride_args = [f"s{i}_{d}" for i in range(n_in) for d in range(4)]
+        full_args = [f"FULL{i}: tl.constexpr" for i in range(n_in)]
+        out_args = [f"out{j}" for j in range(len(outs))]
+        sig = ", ".join(out_args + in_args + ["n", "S1", "S2", "S3"] + stride_args
+                        + ["RANK: tl.constexpr", *full_args, "I64: tl.constexpr", "BLOCK: tl.constexpr"])
+        body = ["pid = tl.program_id(0)",
+                "if I64:",
+                "    pid = pid.to(tl.int64)",
+                "offs = pid * BLOCK + tl.arange(0, BLOCK)",
+                "mask = offs < n"]
+        env: dict[str, str] = {}
+        for i, v in enumerate(ext):
+            cast = ".to(tl.float32)" if str(v.meta.dtype) in _LOW else ""
+            body += [f"if FULL{i}:",
+                     f"    o{i} = offs",
+                     "else:",
+                     f"    o{i} = _bcast_off(offs, S1, S2, S3, s{i}_0, s{i}_1, s{i}_2, s{i}_3, RANK)",
+                     f"x{i} = tl.load(in{i} + o{i}, mask=mask, other=0){cast}"]
+            env[v.name] = f"x{i}"
+        body += chain_statements(region.ops, env)
+        for j, v in enumerate(outs):
+            body.append(f"tl.store(out{j} + offs, {env[v.name]}, mask=mask)")
+        configs = ctx.params.get("configs", self.params["configs"][0])
+        kernel = (f"@triton.autotune(configs=_configs({[(dict(BLOCK=b), w, s) for b, w, s in configs]!r}), "
+                  f"key=['n'])\n@triton.jit\ndef {kname}({sig}):\n"
+                  + "\n".join("    " + ln for ln in body))
+        py_in = ", ".join(f"a{i}" for i in range(n_in))
+        launcher = [f"def {lname}({py_in}):",
+                    f"    shape = torch.broadcast_shapes({', '.join(f'a{i}.shape' for i in range(n_in))})",
+                    "    dev = a0.device"]
+        for j, v in enumerate(outs):
+            launcher.append(f"    out{j} = torch.empty(shape, device=dev, dtype={v.meta.dtype})")
+        ret = ", ".join(f"out{j}" for j in range(len(outs)))
+        launcher += ["    n = out0.numel()",
+                     "    if n == 0:",
+                     f"        return {ret}",
+                     f"    col = _collapse(shape, [{py_in}{',' if n_in == 1 else ''}])",
+                     "    if col is None:",
+                     f"        {', '.join(f'a{i}' for i in range(n_in))}{',' if n_in == 1 else ''} = "
+                     f"({', '.join(f'a{i}.expand(shape).contiguous()' for i in range(n_in))}"
+                     f"{',' if n_in == 1 else ''})",
+                     f"        col = _collapse(shape, [{py_in}{',' if n_in == 1 else ''}])",
+                     "    sizes, strides, rank = col",
+                     "    full = [rank == 1 and st[-1] == 1 for st in strides]",
+                     "    i64 = n >= 2**31 or any(a.numel() >= 2**31 for a in "
+                     f"[{py_in}{',' if n_in == 1 else ''}])",
+                     "    grid = lambda meta: (triton.cdiv(n, meta['BLOCK']),)",
+                     f"    {kname}[grid]({', '.join(out_args)}, {py_in}, n, sizes[1], sizes[2], sizes[3], "
+                     "*[s for st in strides for s in st], RANK=rank, "
+                     + ", ".join(f"FULL{i}=full[{i}]" for i in range(n_in)) + ", I64=i64)",
+                     f"    return {ret}"]
+        names = ", ".join(v.name for v in outs)
+        args = ", ".join(v.name for v in ext)
+        return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+                       lines=[f"{names} = {lname}({args})"])

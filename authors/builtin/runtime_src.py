@@ -1,0 +1,51 @@
+"""Source text of small helpers shared by generated files (emitted once per file when used)."""
+
+COLLAPSE = '''
+def _configs(options):
+    """Autotuning candidates on a GPU; the first one only under the CPU interpreter, where
+    benchmarking configurations would only cost time."""
+    cfgs = [triton.Config(dict(kw), num_warps=w, num_stages=s) for kw, w, s in options]
+    return cfgs if torch.cuda.is_available() else cfgs[:1]
+
+
+def _collapse(shape, tensors, max_rank=4):
+    """Broadcast strides of each tensor over `shape`, with size-1 dims dropped and adjacent dims
+    merged where every tensor allows it; returns (sizes, strides per tensor), both padded on the
+    left to `max_rank`, and the collapsed rank. Tensors needing more dims are materialised."""
+    shape = list(shape)
+    strides = [list(t.expand(shape).stride()) for t in tensors]
+    keep = [i for i, s in enumerate(shape) if s != 1]
+    shape = [shape[i] for i in keep]
+    strides = [[st[i] for i in keep] for st in strides]
+    i = len(shape) - 2
+    while i >= 0:
+        if all(st[i] == st[i + 1] * shape[i + 1] for st in strides):
+            shape[i + 1] *= shape[i]
+            del shape[i]
+            for st in strides:
+                del st[i]
+        i -= 1
+    if len(shape) > max_rank:
+        return None
+    pad = max_rank - len(shape)
+    sizes = [1] * pad + shape
+    return sizes, [[0] * pad + st for st in strides], max(len(shape), 1)
+
+
+@triton.jit
+def _bcast_off(offs, S1, S2, S3, s0, s1, s2, s3, RANK: tl.constexpr):
+    """Element offset of a broadcast / strided operand for flat indices of a contiguous output
+    of collapsed shape (S0, S1, S2, S3)[-RANK:]."""
+    if RANK == 1:
+        off = offs * s3
+    elif RANK == 2:
+        off = (offs // S3) * s2 + (offs % S3) * s3
+    elif RANK == 3:
+        r = offs // S3
+        off = (r // S2) * s1 + (r % S2) * s2 + (offs % S3) * s3
+    else:
+        r = offs // S3
+        r2 = r // S2
+        off = (r2 // S1) * s0 + (r2 % S1) * s1 + (r % S2) * s2 + (offs % S3) * s3
+    return off
+'''

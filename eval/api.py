@@ -1,0 +1,134 @@
+"""The evaluator's one call: evaluate(problem, candidate, options) -> EvalResult.
+
+Cheap checks run here (the problem's shape, the candidate's syntax and static checks); the
+candidate itself only ever runs in a child process: its own session (so a hang is killed with
+its whole process group), an environment without secrets, its working directory a scratch
+folder, and the problem's folder not importable. A crash, an illegal memory access or a hang
+is an outcome, never a dead run. The worker signs its result with a per-run key it receives on
+stdin, so a candidate that writes a result file of its own is not believed.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .problem import ProblemError, check_problem_source
+from .signing import verify
+from .static_checks import problem_is_fp32, run_static_checks
+from .types import EvalOptions, EvalResult
+
+# Environment variables a candidate must never see: API keys, tokens, passwords, cloud creds.
+_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+
+
+def child_env(device: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in _SECRET_MARKERS)}
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | None = None, *,
+             problem_name: str = "problem.py", candidate_name: str = "candidate.py") -> EvalResult:
+    opts = options or EvalOptions()
+    result = EvalResult(device=opts.device, timing_is_cpu=opts.device != "cuda",
+                        precision_policy="tf32" if opts.allow_tf32 else "strict-fp32")
+    try:
+        check_problem_source(problem_source, problem_name)
+    except ProblemError as e:
+        result.usage_error = True
+        return result.fail("load", str(e))
+    try:
+        ast.parse(candidate_source, filename=candidate_name)
+    except SyntaxError as e:
+        return result.fail("compile", f"{candidate_name}:{e.lineno}: syntax error: {e.msg}", "syntax")
+    failures = run_static_checks(candidate_source, fp32_problem=problem_is_fp32(problem_source),
+                                 allow_tf32=opts.allow_tf32)
+    if failures:
+        names = list(dict.fromkeys(f.check for f in failures))
+        return result.fail("static", f"{failures[0].message} ({len(failures)} static check failures)",
+                           *names)
+    return _run_worker(problem_source, candidate_source, opts, problem_name, candidate_name, result)
+
+
+def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,
+                candidate_name: str, result: EvalResult) -> EvalResult:
+    key = secrets.token_bytes(32)
+    with tempfile.TemporaryDirectory(prefix="kernelskill-eval-") as tmp:
+        d = Path(tmp)
+        req, res, progress, log = d / "request.json", d / "result.json", d / "progress", d / "worker.log"
+        req.write_text(json.dumps({
+            "problem_source": problem_source, "candidate_source": candidate_source,
+            "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict()}))
+        progress.write_text("load")
+        # -P: the working directory is not put on sys.path; cwd is the scratch folder anyway.
+        cmd = [sys.executable, "-P", "-m", "kernelskill.eval.worker", str(req), str(res), str(progress)]
+        started = time.time()
+        with open(log, "wb") as logf:
+            proc = subprocess.Popen(cmd, cwd=d, env=child_env(opts.device), stdin=subprocess.PIPE,
+                                    stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                proc.communicate(key.hex().encode() + b"\n", timeout=opts.timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                stage = progress.read_text().strip() or "load"
+                result.log_tail = _tail(log)
+                return result.fail(stage, f"timed out after {opts.timeout_s:g} s during {stage}", "timeout")
+            finally:
+                _kill_group(proc)  # nothing the candidate started may outlive the evaluation
+        tail = _tail(log)
+        stage = progress.read_text().strip() or "load"
+        payload = _verified(res, key)
+        if payload is None:
+            why = f"exit code {proc.returncode}" if proc.returncode >= 0 else \
+                f"signal {signal.Signals(-proc.returncode).name}"
+            last = tail.strip().splitlines()[-1][:300] if tail.strip() else "no output"
+            result.log_tail = tail
+            return result.fail(stage, f"worker crashed during {stage} ({why}): {last}", "crash")
+        out = EvalResult.from_dict(payload)
+        out.log_tail = tail
+        if out.elapsed_s is None:
+            out.elapsed_s = round(time.time() - started, 3)
+        return out
+
+
+def _verified(res: Path, key: bytes) -> dict | None:
+    if not res.exists():
+        return None
+    try:
+        wrapped = json.loads(res.read_text())
+        body, mac = wrapped["result"], wrapped["mac"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(body, str) or not verify(key, body, str(mac)):
+        return None
+    return json.loads(body)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _tail(log: Path, n: int = 3000) -> str:
+    try:
+        data = log.read_bytes()
+    except OSError:
+        return ""
+    return data[-n:].decode(errors="replace")

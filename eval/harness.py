@@ -1,0 +1,130 @@
+"""Building models and inputs the same way for reference, candidate and baselines."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from .problem import LoadedProblem
+
+
+def seeded(seed: int) -> None:
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+def to_device(obj: Any, device: str) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_device(o, device) for o in obj)
+    if isinstance(obj, dict):
+        return {k: to_device(v, device) for k, v in obj.items()}
+    return obj
+
+
+def clone(obj: Any) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(clone(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: clone(v) for k, v in obj.items()}
+    return obj
+
+
+def to_double(obj: Any) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.double() if obj.is_floating_point() else obj
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_double(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: to_double(v) for k, v in obj.items()}
+    return obj
+
+
+def same_values(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and bool(
+            torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                                  and torch.equal(a.nan_to_num(), b.nan_to_num())))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b, strict=True))
+    return True
+
+
+def make_inputs(problem: LoadedProblem, seed: int, device: str,
+                perturb: Callable[[torch.Tensor], torch.Tensor] | None = None) -> list[Any]:
+    seeded(seed)
+    inputs = list(problem.get_inputs())
+    if perturb is not None:
+        inputs = [perturb(x) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                  for x in inputs]
+    return to_device(inputs, device)
+
+
+# Signed and rescaled variants of the inputs: an "identity" ReLU that only passes on
+# non-negative inputs, or a kernel that assumes a range, fails on these.
+PERTURBATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "randn": lambda x: torch.randn_like(x),
+    "affine(x*4-2)": lambda x: x * 4 - 2,
+}
+
+
+def build(cls: type, problem: LoadedProblem, seed: int, device: str,
+          wrap: contextlib.AbstractContextManager | None = None) -> torch.nn.Module:
+    """Seed, construct on the CPU (so the RNG stream matches the reference's), move to device."""
+    seeded(seed)
+    with wrap or contextlib.nullcontext():
+        model = cls(*problem.get_init_inputs())
+    return model.to(device)
+
+
+def double_copy(model: torch.nn.Module) -> torch.nn.Module | None:
+    try:
+        return copy.deepcopy(model).double()
+    except Exception:  # a module that refuses float64 falls back to the fp32 reference
+        return None
+
+
+def param_shapes(model: torch.nn.Module) -> list[tuple[int, ...]]:
+    return [tuple(p.shape) for p in model.parameters()]
+
+
+@contextlib.contextmanager
+def precision_flags(tf32: bool) -> Iterator[None]:
+    """TF32 for cuBLAS matmuls and cuDNN convolutions on or off, restored afterwards."""
+    prev = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = prev
+
+
+def default_flags() -> dict[str, Any]:
+    return {"cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+            "float32_matmul_precision": torch.get_float32_matmul_precision()}
+
+
+@contextlib.contextmanager
+def baseline_flags(allow_tf32: bool, defaults: dict[str, Any]) -> Iterator[None]:
+    """PyTorch's default flags (what a user gets), or TF32 everywhere under --allow-tf32."""
+    if allow_tf32:
+        with precision_flags(True):
+            yield
+        return
+    prev = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = defaults["cuda.matmul.allow_tf32"]
+    torch.backends.cudnn.allow_tf32 = defaults["cudnn.allow_tf32"]
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = prev

@@ -1,0 +1,115 @@
+"""Speed of light: the minimum bytes and FLOPs of a forward against the GPU's measured ceilings.
+
+Ceilings are measured once per GPU model (a large device-to-device copy, counting bytes read
+plus written; a large fp32 matmul with TF32 off) and cached on disk. The floor is
+max(bytes / bandwidth, flops / matmul rate). FLOPs come from PyTorch's FlopCounterMode
+(matmuls, convolutions, attention); elementwise work is not counted, which only lowers the
+floor of memory-bound problems where bytes dominate anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from .compare import flatten
+
+# Rationale: a candidate may beat the FLOP floor legitimately (an algebraic rewrite skips the
+# reference's FLOPs), and may read less than all of its inputs (triangular operands), but it
+# cannot write its outputs and read most of its inputs faster than half the measured copy
+# bandwidth allows. Below half the bytes floor, the timing or the correctness is wrong.
+BELOW_FLOOR_FACTOR = 0.5
+
+
+@dataclass
+class Ceilings:
+    gpu: str
+    bandwidth_gbs: float  # GB/s, device-to-device copy, read + write
+    fp32_tflops: float  # fp32 matmul, TF32 off
+    measured_at: float
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kernelskill"
+
+
+def _median_ms(fn: Any, reps: int) -> float:
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return sorted(times)[len(times) // 2]
+
+
+def measure_ceilings() -> Ceilings:
+    n = 1 << 28  # 1 GiB of fp32 each way: far beyond L2
+    bufs = [torch.randn(n, device="cuda"), torch.empty(n, device="cuda")]
+    copy_ms = _median_ms(lambda: bufs[1].copy_(bufs[0]), 10)
+    bufs.clear()
+    m = 8192
+    a, b = torch.randn(m, m, device="cuda"), torch.randn(m, m, device="cuda")
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        mm_ms = _median_ms(lambda: a @ b, 5)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+    return Ceilings(gpu=torch.cuda.get_device_name(), bandwidth_gbs=2 * n * 4 / copy_ms / 1e6,
+                    fp32_tflops=2 * m**3 / mm_ms / 1e9, measured_at=time.time())
+
+
+def load_ceilings(path: Path | None = None) -> Ceilings:
+    """Cached ceilings for this GPU model, measured on first use."""
+    path = path or cache_dir() / "ceilings.json"
+    gpu = torch.cuda.get_device_name()
+    table: dict[str, Any] = {}
+    if path.exists():
+        try:
+            table = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            table = {}
+    if gpu in table:
+        return Ceilings(**table[gpu])
+    c = measure_ceilings()
+    table[gpu] = asdict(c)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(table, indent=1))
+    tmp.replace(path)
+    return c
+
+
+def tensor_bytes(obj: Any) -> int:
+    return sum(t.numel() * t.element_size() for _, t in flatten(obj) if isinstance(t, torch.Tensor))
+
+
+def count_work(model: torch.nn.Module, inputs: list[Any]) -> tuple[float, float]:
+    """(FLOPs, minimum bytes) of one forward: inputs + parameters + buffers + outputs, each once."""
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        out = model(*inputs)
+    state = list(model.parameters()) + list(model.buffers())
+    nbytes = tensor_bytes(inputs) + tensor_bytes(state) + tensor_bytes(out)
+    return float(counter.get_total_flops()), float(nbytes)
+
+
+def floor_ms(flops: float, nbytes: float, c: Ceilings) -> float:
+    return max(nbytes / (c.bandwidth_gbs * 1e6), flops / (c.fp32_tflops * 1e9))
+
+
+def bytes_floor_ms(nbytes: float, c: Ceilings) -> float:
+    return nbytes / (c.bandwidth_gbs * 1e6)

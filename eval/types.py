@@ -1,0 +1,99 @@
+"""The evaluator's typed request and result (standard library only: eval/ runs on bare GPU hosts)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+# Stages in the order the evaluator walks them; a result names the one it reached or failed in.
+STAGES = ("static", "load", "compile", "correctness", "timing", "done")
+
+
+@dataclass
+class EvalOptions:
+    device: str = "cuda"
+    """'cuda' or 'cpu'; on 'cpu' Triton runs under its interpreter and timings are CPU timings."""
+    size: str = "full"
+    """'full' problem sizes, or 'small' (the problem's SMALL overrides)."""
+    trials: int = 5
+    """Correctness trials with fresh inputs from get_inputs(); perturbed trials come on top."""
+    timeout_s: float = 600.0
+    """Wall-clock limit for the whole child process; on expiry its process group is killed."""
+    baselines: bool = True
+    """Time eager and torch.compile in the same worker (torch.compile only on CUDA)."""
+    allow_tf32: bool = False
+    """Precision policy: TF32 allowed for candidate and baselines alike (tolerance follows)."""
+    atol: float | None = None
+    """Absolute tolerance; None = 1e-4 for fp32 outputs, 1e-2 for fp16/bf16."""
+    rtol: float | None = None
+    """Relative tolerance; None = as atol."""
+    seed: int = 0
+    """Base seed; trial i uses seed + i."""
+    timing_budget_s: float = 2.0
+    """Target seconds of timed runs per model (candidate, eager, compile)."""
+    profile: bool = False
+    """Also collect a torch.profiler kernel breakdown of one candidate call (CUDA only)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalOptions:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class EvalResult:
+    correct: bool = False
+    stage: str = "static"
+    reason: str | None = None
+    failed_checks: list[str] = field(default_factory=list)
+    runtime_ms: float | None = None
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+    floor_ms: float | None = None
+    custom_kernels: int = 0
+    device: str = "cpu"
+    timing_is_cpu: bool = True
+    # Beyond the command's contract: evidence a reader of the JSON can check.
+    usage_error: bool = False
+    """The problem file or the invocation is unusable (CLI exit code 2), not the candidate."""
+    pass_rule: str | None = None
+    """Which correctness rule passed: 'tolerance' or 'fp32-error-multiple'."""
+    max_abs_err: float | None = None
+    """Worst absolute error against the float64 reference over all trials."""
+    torch_fp32_err: float | None = None
+    """PyTorch's own fp32 error against the float64 reference on the same inputs."""
+    trials_run: int = 0
+    perturbed_trials: int = 0
+    degenerate: bool = False
+    """The reference output barely changes across trials: correctness is weakly certified."""
+    wall_ms: float | None = None
+    """Wall-clock cross-check per call, full device synchronize included."""
+    flops: float | None = None
+    bytes: float | None = None
+    kernel_names: list[str] = field(default_factory=list)
+    precision_policy: str = "strict-fp32"
+    baseline_flags: dict[str, Any] = field(default_factory=dict)
+    gpu_name: str | None = None
+    elapsed_s: float | None = None
+    kernel_breakdown: list[dict[str, Any]] = field(default_factory=list)
+    """With options.profile: per-kernel CUDA time of one candidate call (name, time_us, launches)."""
+    log_tail: str = ""
+    """Last lines of the worker's stderr (warnings, tracebacks) for the repairer."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalResult:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def fail(self, stage: str, reason: str, *checks: str) -> EvalResult:
+        self.correct, self.stage, self.reason = False, stage, reason
+        self.failed_checks.extend(checks)
+        return self
