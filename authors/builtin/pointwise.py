@@ -176,3 +176,65 @@ def external_inputs(ops: list[Op], produced: set[str] | None = None) -> list[Val
                 seen[v.name] = v
         made.add(op.out.name)
     return list(seen.values())
+
+
+class ChainCode:
+    """Code for a pointwise chain fused onto a tile another template already holds in registers
+    (a GEMM accumulator, a reduction's output, a conv tile).
+
+    The tile is addressed by flat offsets into the chain's contiguous output. External operands
+    broadcast over the output shape; the launcher collapses dims at run time (`_collapse`) and
+    passes sizes and strides, and contiguous same-shape operands skip the index arithmetic.
+    """
+
+    def __init__(self, ops: list[Op], anchor: Value, prefix: str = "e"):
+        self.ops, self.anchor, self.p = ops, anchor, prefix
+        self.ext = external_inputs(ops, produced={anchor.name})
+
+    @property
+    def empty(self) -> bool:
+        return not self.ops
+
+    def kernel_params(self) -> list[str]:
+        """Parameters to append to the kernel signature (constexprs last is the caller's job:
+        these include constexprs, so put them after the plain parameters of the kernel)."""
+        p = self.p
+        plain = [f"{p}_in{i}" for i in range(len(self.ext))] + [f"{p}_S1", f"{p}_S2", f"{p}_S3"]
+        plain += [f"{p}_s{i}_{d}" for i in range(len(self.ext)) for d in range(4)]
+        const = [f"{p}_RANK: tl.constexpr"] + [f"{p}_FULL{i}: tl.constexpr" for i in range(len(self.ext))]
+        return plain + const
+
+    def kernel_body(self, acc: str, offs: str, mask: str) -> tuple[list[str], str]:
+        """Statements applying the chain to `acc`; returns (statements, result variable)."""
+        p = self.p
+        lines: list[str] = []
+        env = {self.anchor.name: acc}
+        for i, v in enumerate(self.ext):
+            cast = ".to(tl.float32)" if str(v.meta.dtype) in ("torch.float16", "torch.bfloat16") else ""
+            lines += [f"if {p}_FULL{i}:",
+                      f"    {p}_o{i} = {offs}",
+                      "else:",
+                      f"    {p}_o{i} = _bcast_off({offs}, {p}_S1, {p}_S2, {p}_S3, {p}_s{i}_0, {p}_s{i}_1, "
+                      f"{p}_s{i}_2, {p}_s{i}_3, {p}_RANK)",
+                      f"{p}_x{i} = tl.load({p}_in{i} + {p}_o{i}, mask={mask}, other=0){cast}"]
+            env[v.name] = f"{p}_x{i}"
+        lines += chain_statements(self.ops, env, prefix=f"{p}t")
+        return lines, env[self.ops[-1].out.name] if self.ops else acc
+
+    def launch_prelude(self, shape_expr: str, ext_args: list[str]) -> list[str]:
+        """Launcher lines that define `{p}_args` (positional) and `{p}_kw` (constexprs) for the
+        kernel call; `ext_args` are the launcher's names for the external operands, in order."""
+        p = self.p
+        if not self.ext:
+            return [f"{p}_args, {p}_kw = [1, 1, 1], {{'{p}_RANK': 1}}"]
+        lst = "[" + ", ".join(ext_args) + ("," if len(ext_args) == 1 else "") + "]"
+        return [f"{p}_ops = {lst}",
+                f"{p}_col = _collapse({shape_expr}, {p}_ops)",
+                f"if {p}_col is None:",
+                f"    {p}_ops = [t.expand({shape_expr}).contiguous() for t in {p}_ops]",
+                f"    {p}_col = _collapse({shape_expr}, {p}_ops)",
+                f"{p}_sizes, {p}_strides, {p}_rank = {p}_col",
+                f"{p}_args = [*{p}_ops, {p}_sizes[1], {p}_sizes[2], {p}_sizes[3], "
+                f"*[s for st in {p}_strides for s in st]]",
+                f"{p}_kw = {{'{p}_RANK': {p}_rank, **{{f'{p}_FULL{{i}}': {p}_rank == 1 and st[-1] == 1 "
+                f"for i, st in enumerate({p}_strides)}}}}"]
