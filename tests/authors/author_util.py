@@ -1,0 +1,52 @@
+"""Helpers for author tests: generate a candidate for a problem source and judge it in-process
+with the real evaluator pipeline (correctness vs float64, poisoned outputs, perturbed inputs)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from kernelskill.authors.base import AuthorTask
+from kernelskill.authors.builtin.author import BuiltinAuthor, BuiltinConfig
+from kernelskill.eval.types import EvalResult
+from kernelskill.eval.worker import Worker
+from kernelskill.state.records import Candidate, Plan, Problem
+
+_AUTHOR: BuiltinAuthor | None = None
+
+
+def author() -> BuiltinAuthor:
+    global _AUTHOR
+    if _AUTHOR is None:
+        _AUTHOR = BuiltinAuthor()
+    return _AUTHOR
+
+
+def problem(source: str, name: str = "p") -> Problem:
+    return Problem(name=name, path=f"<{name}>", source=source, size="small")
+
+
+def generate(source: str, skill: str | None = None, params: dict | None = None) -> Candidate:
+    """The first candidate, or the candidate after applying `skill` (a template id)."""
+    task = AuthorTask(problem=problem(source), device="cpu")
+    first = author().generate(task)
+    if skill is None:
+        return first
+    task.best = first
+    return author().apply(task, Plan(skill_id=skill, params=params or {}))
+
+
+def evaluate(problem_source: str, candidate_source: str, trials: int = 2, size: str = "small") -> EvalResult:
+    """Run the evaluator's worker in this process (CPU, interpreter, no baselines)."""
+    req = {"problem_source": problem_source, "candidate_source": candidate_source,
+           "problem_name": "<problem>", "candidate_name": "<candidate>",
+           "options": {"device": "cpu", "size": size, "trials": trials, "baselines": False}}
+    with tempfile.TemporaryDirectory() as d:
+        return Worker(req, Path(d) / "progress").run()
+
+
+def templates_used(c: Candidate) -> list[str]:
+    return list(c.author_state.get("templates", []))
+
+
+__all__ = ["BuiltinConfig", "evaluate", "generate", "problem", "templates_used"]

@@ -1,0 +1,64 @@
+"""The fused elementwise template under the interpreter: broadcasts, strided views, odd sizes."""
+
+from __future__ import annotations
+
+import pytest
+from author_util import evaluate, generate, templates_used
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+CHAIN = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+A = {a}
+B = {b}
+C = {c}
+SMALL = {{}}
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn({bias_shape}))
+    def forward(self, x, y):
+        x = {view}
+        h = F.gelu(x) * 0.5 + self.bias
+        h = torch.clamp(h, -0.7, 0.9) - y
+        return torch.sigmoid(h) * F.silu(h), h
+def get_inputs():
+    return [torch.randn(A, B, C), torch.randn({y_shape})]
+def get_init_inputs():
+    return []
+'''
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(a=st.integers(1, 5), b=st.integers(1, 37), c=st.integers(1, 67),
+       bias=st.sampled_from(["c", "b1", "scalar"]), y=st.sampled_from(["full", "row", "col"]),
+       transpose=st.booleans())
+def test_chain_with_broadcasts_and_views(a: int, b: int, c: int, bias: str, y: str, transpose: bool) -> None:
+    last = b if transpose else c
+    mid = c if transpose else b
+    bias_shape = {"c": f"({last},)", "b1": f"({mid}, 1)", "scalar": "()"}[bias]
+    y_shape = {"full": f"A, {'C, B' if transpose else 'B, C'}", "row": f"{last}",
+               "col": f"A, {mid}, 1"}[y]
+    src = CHAIN.format(a=a, b=b, c=c, bias_shape=bias_shape, y_shape=y_shape,
+                       view="x.transpose(1, 2)" if transpose else "x")
+    cand = generate(src)
+    assert "fuse-elementwise-chain" in templates_used(cand)
+    result = evaluate(src, cand.source)
+    assert result.correct, result.reason
+    assert result.custom_kernels >= 1
+
+
+@pytest.mark.parametrize("act", ["F.relu(x)", "F.leaky_relu(x, 0.2)", "F.elu(x, 0.7)",
+                                 "F.softplus(x, 2.0, 5.0)", "F.mish(x)", "F.hardswish(x)",
+                                 "F.hardsigmoid(x)", "torch.tanh(x)",
+                                 "F.gelu(x, approximate='tanh')", "F.selu(x)", "torch.pow(x, 3)",
+                                 "x ** 2", "torch.abs(x) ** 0.5", "F.relu6(x * 4)", "F.logsigmoid(x)",
+                                 "torch.where(x > 0.1, x, -x * 0.5)", "torch.rsqrt(x * x + 1)"])
+def test_each_activation_matches_pytorch(act: str) -> None:
+    src = CHAIN.replace("h = F.gelu(x) * 0.5 + self.bias", f"h = ({act}) * 0.5 + self.bias").format(
+        a=2, b=5, c=33, bias_shape="(33,)", y_shape="33", view="x")
+    cand = generate(src)
+    result = evaluate(src, cand.source)
+    assert result.correct, result.reason
