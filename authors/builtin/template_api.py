@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from .ir import Region, Value
+from .ir import Program, Region, Value
 
 
 @dataclass
@@ -63,6 +63,17 @@ class Template:
 
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
         raise NotImplementedError
+
+    # Program-level hooks. A template whose kinds include "rewrite" may transform the captured
+    # program before partitioning (algebraic rewrites: it must keep the program equivalent and
+    # may replace ops with new ones of its own kinds); one whose kinds include "program" may
+    # transform the assembled candidate source (whole-forward strategies such as CUDA-graph
+    # replay). Both return None when they do not apply.
+    def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:
+        return None
+
+    def wrap(self, source: str, ctx: EmitContext) -> str | None:
+        return None
 
 
 def out_names(region: Region) -> list[str]:
