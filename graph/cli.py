@@ -1,19 +1,23 @@
 """`kernelskill` command line: one subcommand per job, each imported only when it runs.
 
-Errors a user can hit print one line to stderr (no traceback) and exit 2.
+Importing only the chosen command keeps `kernelskill eval` free of langgraph, chromadb and
+pydantic, so it runs on a bare GPU host that has just torch and triton. Errors a user can hit
+print one line to stderr (no traceback) and exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Callable
 
-# Subcommand name -> (module under kernelskill.graph, one-line help). Each module defines
-# `add_arguments(parser)` and `run(args) -> int`; importing lazily keeps `kernelskill eval`
-# free of langgraph/chromadb, so it runs on a bare GPU host with only torch and triton.
+# Subcommand -> (module under kernelskill.graph, one-line help). Each module defines
+# `add_arguments(parser)` (or `parse_args(argv)`) and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "optimize": ("cmd_optimize", "run the agent graph on a problem; write solution.py and report.json"),
     "eval": ("cmd_eval", "check a candidate ModelNew against a problem and time it"),
+    "skills": ("cmd_skills", "browse, search and score the optimization skill library"),
+    "graph": ("cmd_graph", "print the agent graph (Mermaid)"),
 }
 
 
@@ -21,33 +25,42 @@ class UsageError(Exception):
     """A user mistake: printed as one line, exit code 2."""
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[[argparse.Namespace], int]]]:
-    import importlib
-
+def _overview() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kernelskill", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    runners: dict[str, Callable[[argparse.Namespace], int]] = {}
-    for name, (module, help_text) in COMMANDS.items():
-        mod = importlib.import_module(f"kernelskill.graph.{module}")
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        mod.add_arguments(p)
-        runners[name] = mod.run
-    return parser, runners
+    for name, (_, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def parse(argv: list[str]) -> tuple[argparse.Namespace, object]:
+    """Parse argv for one command, importing only that command's module."""
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        overview = _overview()
+        if argv and argv[0] not in ("-h", "--help"):
+            overview.error(f"unknown command {argv[0]!r}")
+        overview.print_help()
+        raise SystemExit(0 if argv else 2)
+    name = argv[0]
+    mod = importlib.import_module(f"kernelskill.graph.{COMMANDS[name][0]}")
+    if hasattr(mod, "parse_args"):  # a command that builds its own parser
+        return mod.parse_args(argv[1:]), mod
+    p = argparse.ArgumentParser(prog=f"kernelskill {name}", description=COMMANDS[name][1])
+    mod.add_arguments(p)
+    return p.parse_args(argv[1:]), mod
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, runners = build_parser()
-    args = parser.parse_args(argv)
-    if not args.command:
-        parser.print_help()
-        return 2
+    argv = sys.argv[1:] if argv is None else argv
+    args, mod = parse(argv)
+    name = argv[0]
     try:
-        return runners[args.command](args)
+        return int(mod.run(args))  # type: ignore[attr-defined]
     except UsageError as e:
-        print(f"kernelskill {args.command}: {e}", file=sys.stderr)
+        print(f"kernelskill {name}: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"kernelskill {args.command}: interrupted", file=sys.stderr)
+        print(f"kernelskill {name}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -1,0 +1,34 @@
+"""Where the graph goes next: small pure functions of the state, unit-tested without running."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..state.graph_state import GraphState
+
+
+def after_generator(state: GraphState) -> Literal["reviewer", "planner", "finalize"]:
+    if state.candidate is not None:
+        return "reviewer"
+    return "planner" if state.best is not None else "finalize"
+
+
+def after_review(state: GraphState) -> Literal["profiler", "repairer", "planner", "finalize"]:
+    v = state.verdict
+    if v is None or v.usage_error:
+        return "finalize"
+    if v.correct:
+        return "profiler"
+    if state.repairs < state.settings.repairs:
+        return "repairer"
+    return "planner" if state.best is not None else "finalize"
+
+
+def after_repair(state: GraphState) -> Literal["reviewer", "planner", "finalize"]:
+    if state.candidate is not None:
+        return "reviewer"
+    return "planner" if state.best is not None else "finalize"
+
+
+def after_plan(state: GraphState) -> Literal["generator", "finalize"]:
+    return "generator" if state.plan is not None else "finalize"

@@ -1,0 +1,106 @@
+"""Running the graph from the command line: SQLite checkpoints, resume by thread id, progress,
+and the best solution written to disk as soon as it appears (nothing lost on Ctrl-C or crash)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..state.graph_state import GraphState, RunSettings
+from ..state.records import Problem
+from .build import build_graph, serializer
+from .report import build_report, solution_choice
+
+Printer = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def describe(node: str, update: dict[str, Any]) -> str | None:
+    """One progress line for a node's update (pure; None when there is nothing to say)."""
+    if node in ("generator", "repairer"):
+        c = update.get("candidate")
+        if c is not None:
+            return f"{node}: {c.note}"
+        errors = [a.error for a in update.get("attempts", []) if a.error]
+        return f"{node}: no candidate: {errors[0] if errors else 'the author produced nothing'}"
+    if node == "reviewer":
+        v = update["verdict"]
+        if not v.correct:
+            return f"reviewer: rejected at {v.stage}: {(v.reason or '')[:160]}"
+        t = f"{v.runtime_ms:.4f} ms" if v.runtime_ms is not None else "?"
+        tail = " (CPU timing)" if v.timing_is_cpu else (
+            f", {v.speedup_vs_eager:.2f}x vs eager" if v.speedup_vs_eager else "")
+        return f"reviewer: correct, {t}{tail}, {v.custom_kernels} custom kernel(s)" + (
+            " -> new best" if "best" in update else "")
+    if node == "profiler":
+        p = update["profile"]
+        return f"profiler: {p.bottleneck} ({p.source}); {', '.join(p.structures)}"
+    if node == "planner":
+        plan = update.get("plan")
+        return f"planner: round {update.get('round')}: apply {plan.skill_id}" if plan else \
+            f"planner: stop: {update.get('stop_reason')}"
+    if node == "finalize":
+        return f"finalize: {update.get('stop_reason') or 'done'}"
+    return None
+
+
+def write_outputs(state: GraphState, thread_id: str, out_dir: Path) -> tuple[Path, bool]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    source, is_reference, _ = solution_choice(state)
+    (out_dir / "solution.py").write_text(source)
+    (out_dir / "report.json").write_text(json.dumps(build_report(state, thread_id), indent=1, default=str))
+    return out_dir / "solution.py", is_reference
+
+
+def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Path, out_dir: Path,
+        say: Printer = _stderr) -> GraphState:
+    """Start or resume thread `thread_id`; returns the final state."""
+    checkpoints.parent.mkdir(parents=True, exist_ok=True)
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
+    try:
+        graph = build_graph(SqliteSaver(conn, serde=serializer()))
+        config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 500}
+        snapshot = graph.get_state(config)
+        if snapshot.values:
+            if not snapshot.next:
+                say(f"thread {thread_id} already finished; writing its outputs")
+                final = GraphState.model_validate(snapshot.values)
+                write_outputs(final, thread_id, out_dir)
+                return final
+            say(f"resuming thread {thread_id} at {', '.join(snapshot.next)}")
+            payload: Any = None
+        else:
+            payload = GraphState(problem=problem, settings=settings, started_at=time.time())
+            say(f"thread {thread_id}: optimizing {problem.name} on {settings.device} "
+                f"({settings.size} sizes, author {settings.author}, {settings.rounds} rounds)")
+        best_hash = None
+        try:
+            for chunk in graph.stream(payload, config, stream_mode="updates"):
+                for node, update in chunk.items():
+                    line = describe(node, update or {})
+                    if line:
+                        say(line)
+                    if update and update.get("best") is not None and update["best"].hash != best_hash:
+                        best_hash = update["best"].hash
+                        state = GraphState.model_validate(graph.get_state(config).values)
+                        write_outputs(state, thread_id, out_dir)
+        except KeyboardInterrupt:
+            say(f"interrupted: resume with `kernelskill optimize {problem.path} --thread {thread_id}`")
+            raise
+        final = GraphState.model_validate(graph.get_state(config).values)
+        path, is_ref = write_outputs(final, thread_id, out_dir)
+        say(f"wrote {path}" + (" (the reference itself: nothing better was found)" if is_ref else "")
+            + f" and {out_dir / 'report.json'}")
+        return final
+    finally:
+        conn.close()

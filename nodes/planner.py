@@ -1,0 +1,57 @@
+"""Planner: reads the profile, asks long-term memory for skills, picks exactly one.
+
+Skills come from the Chroma index queried with the profile (gated by the precision policy),
+in rank order; a skill is skipped if the author cannot apply it or if this (skill, parameters)
+pair was already tried on this task — a success is already in the best candidate, a failure is
+a dead end, and the attempts log remembers both across resumes.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..state.graph_state import GraphState
+from ..state.records import Plan
+from .runtime import get_author, get_index
+
+CANDIDATE_SKILLS = 12
+
+
+def budget_left(state: GraphState, now: float) -> str | None:
+    """Pure: why no further round may start, or None."""
+    s = state.settings
+    if state.round >= s.rounds:
+        return f"round budget spent ({s.rounds} rounds)"
+    if state.started_at and now - state.started_at > s.wall_clock_s:
+        return f"time budget spent ({s.wall_clock_s:.0f} s)"
+    return None
+
+
+def choose(hits: list[Any], tried: set[tuple[str | None, str]], can_apply: Any,
+           in_best: set[str]) -> Plan | None:
+    """Pure: the first hit the author can apply, not already part of the best candidate, whose
+    default parameters were not tried yet."""
+    for hit in hits:
+        if not can_apply(hit.id) or hit.id in in_best:
+            continue
+        plan = Plan(skill_id=hit.id, params={}, reason=f"{hit.title} (score {hit.score:.2f}): {hit.reason}")
+        if (plan.skill_id, repr(sorted(plan.params.items()))) not in tried:
+            return plan
+    return None
+
+
+def planner(state: GraphState) -> dict[str, Any]:
+    stop = budget_left(state, time.time())
+    if stop:
+        return {"plan": None, "stop_reason": stop}
+    if state.best is None or state.profile is None:
+        return {"plan": None, "stop_reason": "no correct candidate to optimize"}
+    tried = {a.key() for a in state.attempts if a.skill_id}
+    hits = get_index().query(state.profile, k=CANDIDATE_SKILLS, allow_tf32=state.settings.allow_tf32,
+                             training=True, gpu=state.best_verdict.gpu_name if state.best_verdict else None)
+    in_best = set((state.best.author_state or {}).get("templates", []))
+    plan = choose(hits, tried, get_author(state.settings).can_apply, in_best)
+    if plan is None:
+        return {"plan": None, "stop_reason": "no applicable skill left for this profile"}
+    return {"plan": plan, "round": state.round + 1}

@@ -1,0 +1,90 @@
+"""Reviewer: runs the candidate through the evaluator (in a child process) and logs the attempt.
+
+A correct candidate that beats the best so far (by `min_gain`, or by being the first correct
+one) becomes the new best; the best correct candidate is never lost. Skill experience is
+written back to long-term memory after every attempt that applied a skill.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from ..eval.api import evaluate
+from ..eval.types import EvalOptions
+from ..state.graph_state import GraphState, Verdict
+from ..state.records import Attempt, source_hash
+from .runtime import get_index
+
+_OUTCOME = {"static": "static-reject", "load": "compile-error", "compile": "compile-error",
+            "correctness": "incorrect", "timing": "incorrect"}
+
+
+def outcome_of(v: Verdict) -> str:
+    if v.correct:
+        return "correct"
+    if "timeout" in v.failed_checks:
+        return "timeout"
+    if v.stage == "correctness" and "runtime_error" in v.failed_checks:
+        return "runtime-error"
+    if "crash" in v.failed_checks:
+        return "runtime-error"
+    return _OUTCOME.get(v.stage, "runtime-error")
+
+
+def speed(v: Verdict | None) -> float | None:
+    return v.runtime_ms if v is not None and v.correct else None
+
+
+def is_better(new: Verdict, best: Verdict | None, min_gain: float) -> bool:
+    """Pure: does `new` replace `best`? The first correct candidate always does."""
+    if not new.correct:
+        return False
+    if best is None or not best.correct or best.runtime_ms is None:
+        return True
+    if new.runtime_ms is None:
+        return False
+    return new.runtime_ms * min_gain < best.runtime_ms
+
+
+def reviewer(state: GraphState) -> dict[str, Any]:
+    cand = state.candidate
+    assert cand is not None, "reviewer needs a candidate"
+    s = state.settings
+    opts = EvalOptions(device=s.device, size=s.size, trials=s.trials, timeout_s=s.eval_timeout_s,
+                       baselines=s.baselines, allow_tf32=s.allow_tf32, profile=s.device == "cuda")
+    result = evaluate(state.problem.source, cand.source, opts, problem_name=state.problem.path,
+                      candidate_name=f"candidate_{cand.hash}.py")
+    v = Verdict.of(result)
+    error = None
+    if not v.correct:
+        error = f"[{v.stage}] {v.reason}" + (f"\n{v.log_tail[-1500:]}" if v.log_tail else "")
+    attempt = Attempt(round=state.round, node=state.node, skill_id=cand.skill_id, params=cand.params,
+                      source_hash=source_hash(cand.source), outcome=outcome_of(v), stage=v.stage,
+                      error=error, failed_checks=v.failed_checks, runtime_ms=v.runtime_ms,
+                      eager_ms=v.eager_ms, compile_ms=v.compile_ms, speedup_vs_eager=v.speedup_vs_eager,
+                      speedup_vs_compile=v.speedup_vs_compile,
+                      profile_signature=state.profile.signature if state.profile else None, note=cand.note)
+    update: dict[str, Any] = {"verdict": v, "attempts": [attempt],
+                              "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
+    better = is_better(v, state.best_verdict, s.min_gain)
+    if better:
+        update["best"], update["best_verdict"] = cand, v
+    # A skill's application ends when its candidate is correct or its repairs are spent.
+    if cand.skill_id and (v.correct or state.repairs >= s.repairs):
+        _learn(state, cand.skill_id, v)
+    return update
+
+
+def _learn(state: GraphState, skill_id: str, v: Verdict) -> None:
+    """Experience: did applying this skill help on this kind of kernel, on this GPU?"""
+    base = speed(state.best_verdict)
+    gain = base / v.runtime_ms if v.correct and base and v.runtime_ms else None
+    profile = state.profile
+    structure = profile.structures[0] if profile and profile.structures else "multi-kernel-graph"
+    gpu = v.gpu_name or "cpu"
+    try:
+        get_index().record_outcome(skill_id, structure, gpu, gain, v.correct)
+    except Exception as e:  # learning must never break a run; say so on stderr
+        print(f"kernelskill: could not record skill experience: {e}", file=sys.stderr)

@@ -1,0 +1,86 @@
+"""The graph state: what every node reads and returns a partial update of.
+
+Short-term memory IS `attempts`, an append-only log (LangGraph reducer `operator.add`) that is
+checkpointed after every node, so a resumed thread sees the whole history.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from .records import Attempt, Candidate, Plan, Problem, Profile
+
+
+class Verdict(BaseModel):
+    """The evaluator's result as the graph keeps it (a typed subset of eval.types.EvalResult)."""
+
+    correct: bool
+    stage: str
+    reason: str | None = None
+    failed_checks: list[str] = Field(default_factory=list)
+    usage_error: bool = False
+    runtime_ms: float | None = None
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+    floor_ms: float | None = None
+    custom_kernels: int = 0
+    kernel_names: list[str] = Field(default_factory=list)
+    timing_is_cpu: bool = True
+    gpu_name: str | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    kernel_breakdown: list[dict[str, Any]] = Field(default_factory=list)
+    log_tail: str = ""
+
+    @classmethod
+    def of(cls, result: Any) -> Verdict:
+        data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+        return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields})
+
+
+class RunSettings(BaseModel):
+    """The knobs a run was started with (kept in state so a resumed thread runs the same way)."""
+
+    device: str = "cuda"
+    size: str = "full"
+    author: str = "builtin"
+    model: str | None = None
+    base_url: str | None = None
+    rounds: int = 6
+    repairs: int = 3
+    wall_clock_s: float = 1800.0
+    trials: int = 5
+    eval_timeout_s: float = 600.0
+    allow_tf32: bool = False
+    baselines: bool = True
+    min_gain: float = 1.02
+
+
+class GraphState(BaseModel):
+    problem: Problem
+    settings: RunSettings = Field(default_factory=RunSettings)
+    round: int = 0
+    candidate: Candidate | None = None
+    """The candidate under review (or being repaired)."""
+    node: str = "generator"
+    """Which node produced `candidate`: generator or repairer."""
+    verdict: Verdict | None = None
+    best: Candidate | None = None
+    best_verdict: Verdict | None = None
+    profile: Profile | None = None
+    plan: Plan | None = None
+    repairs: int = 0
+    """Repairs spent on the current candidate's lineage."""
+    started_at: float = 0.0
+    elapsed_s: float = 0.0
+    stop_reason: str | None = None
+    attempts: Annotated[list[Attempt], operator.add] = Field(default_factory=list)
+
+    def failed_keys(self) -> set[tuple[str | None, str]]:
+        """(skill, params) pairs that already failed on this task: never re-applied."""
+        return {a.key() for a in self.attempts if a.skill_id and a.outcome != "correct"}
