@@ -1,0 +1,581 @@
+"""Static checks: reject a candidate whose source could fool the evaluator, before any of it runs.
+
+Each named check (CHECKS) yields (node, what it does) over the parsed candidate; `run_static_checks`
+turns those into `StaticFailure`s in source order. Names resolve through imports and simple aliases
+(`import torch.cuda as c`, `s = torch.cuda`), so `c.synchronize = f` reads as `torch.cuda.synchronize`.
+Source checks miss code they cannot see; hence `dynamic_code` and `introspection`, and the runtime
+defences of EVALUATION.md (isolation, rotated inputs, wall-clock cross-check) stay. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+
+@dataclass(frozen=True)
+class StaticFailure:
+    check: str  # the named check, a key of CHECKS
+    line: int  # 1-based line in the candidate source (0 if not applicable)
+    message: str  # one line a user can act on
+
+
+Findings = Iterator[tuple[ast.AST, str]]
+
+
+def _prefixes(names: str) -> re.Pattern[str]:
+    """Matches a dotted name equal to or under one of `names`; '*' completes a component (os.spawn*)."""
+    alternatives = "|".join(re.escape(n).replace(r"\*", r"\w*") for n in names.split())
+    return re.compile(f"(?:{alternatives})(?:\\.|$)")
+
+
+def _words(names: str) -> set[str]:
+    return set(names.split())
+
+
+_TIMING = _prefixes("torch.cuda torch.accelerator torch.Event torch.profiler torch.autograd.profiler "
+                    "torch.utils.benchmark triton.testing time timeit")
+_THREADS = _prefixes("threading _thread multiprocessing torch.multiprocessing concurrent subprocess asyncio "
+                     "signal pty os.fork* os.spawn* os.system os.popen os.exec* os.posix_spawn* os.kill* "
+                     "os.register_at_fork")
+_STREAMS = _prefixes("torch.cuda.Stream torch.cuda.stream torch.cuda.set_stream torch.cuda.ExternalStream "
+                     "torch.cuda.streams torch.cuda.StreamContext torch.Stream torch.accelerator.set_stream")
+_CACHES = _prefixes("functools.lru_cache functools.cache functools.cached_property weakref torch.equal "
+                    "torch.allclose")
+_AMP = _prefixes("torch.autocast torch.amp torch.cuda.amp torch.cpu.amp torch.set_autocast*")
+_INTROSPECT = _prefixes("gc inspect ctypes builtins __main__ sys._getframe sys._current_frames sys.modules "
+                        "sys.settrace sys.setprofile sys.meta_path sys.path_hooks sys.addaudithook torch._C "
+                        "torch.overrides torch.utils._python_dispatch")
+_DYNAMIC = _prefixes("importlib pickle marshal shelve dill cloudpickle socket urllib requests http ftplib "
+                     "runpy code codeop zipimport pathlib shutil glob tempfile io types.CodeType "
+                     "types.FunctionType torch.load torch.hub torch.from_file torch.package torch.jit.load "
+                     "numpy.load numpy.fromfile numpy.memmap os.open os.read os.listdir os.scandir os.walk")
+_GLOBAL = _prefixes("torch.set_default_* torch.set_flush_denormal torch.use_deterministic_algorithms "
+                    "torch.set_deterministic_debug_mode torch.set_float32_matmul_precision torch.manual_seed "
+                    "torch.seed torch.set_rng_state torch.cuda.manual_seed* torch.cuda.set_rng_state* "
+                    "random.seed numpy.random.seed os.environ os.getenv os.putenv os.unsetenv torch.library")
+_LOW = _words("float16 bfloat16 HalfTensor BFloat16Tensor dot_scaled _scaled_mm")
+_LOW_STRINGS = _words("float16 bfloat16 half fp16 bf16 fp8")
+_DUNDERS = _words("__subclasses__ __globals__ __builtins__ __code__ __closure__ __dict__ __bases__ __mro__ "
+                  "__torch_function__ __torch_dispatch__ f_back f_globals f_locals f_code tb_frame gi_frame")
+_IDENTITY = _words("data_ptr _version _cdata untyped_storage storage __cuda_array_interface__")
+_DICT_MUTATORS = _words("update setdefault pop popitem clear __setitem__ __delitem__")
+_GROWERS = _words("append extend insert")  # a kept list that grows per call counts calls (not Tensor.add)
+_MUTATORS = _DICT_MUTATORS | _GROWERS | {"remove", "copy_"}
+_SETATTRS = {"__setattr__", "__delattr__"}
+_GETTERS = {"get", "setdefault"}
+_GRAPH = {"torch.cuda.graph", "torch.cuda.graphs.graph"}
+_ALLOC = {f"torch.{f}" for f in _words("empty empty_like empty_strided zeros zeros_like ones ones_like full "
+                                        "full_like arange cuda.CUDAGraph cuda.graph_pool_handle")}
+_META = _words("shape dtype device ndim is_cuda layout requires_grad size stride dim numel nelement "
+               "element_size is_contiguous get_device data_ptr storage_offset new_empty new_zeros new_ones "
+               "new_full")
+_COPIES = _words("clone detach contiguous to view reshape view_as reshape_as expand expand_as permute "
+                 "transpose t flatten squeeze unsqueeze float cuda cpu narrow select split chunk unbind")
+
+
+def _is_name(node: ast.AST, *ids: str) -> bool:
+    return isinstance(node, ast.Name) and node.id in ids
+
+
+def _is_const(node: ast.AST | None, *values: object) -> bool:
+    """Is `node` a literal (equal to one of `values`, when given)?"""
+    return isinstance(node, ast.Constant) and (not values or any(node.value == v for v in values))
+
+
+def _is_str(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _root(node: ast.AST, through_get: bool = False) -> ast.AST:
+    """`self` for self.a[k].b (and, with through_get, for self.cache.get(k))."""
+    while True:
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif through_get and isinstance(node, ast.Call) and getattr(node.func, "attr", "") in _GETTERS:
+            node = node.func.value
+        else:
+            return node
+
+
+def _local_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk that does not enter nested functions, lambdas or classes."""
+    for child in ast.iter_child_nodes(node):
+        yield child
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield from _local_walk(child)
+
+
+def _args(f: ast.FunctionDef) -> list[ast.arg]:
+    a = f.args
+    return [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]
+
+
+class _Source:
+    """A parsed candidate with its import aliases resolved, shared by all checks."""
+
+    def __init__(self, source: str, fp32_problem: bool = True, allow_tf32: bool = False):
+        self.tree = ast.parse(source)
+        self.fp32_problem, self.allow_tf32 = fp32_problem, allow_tf32
+        self.nodes = list(ast.walk(self.tree))
+        self.names: dict[str, str] = {}  # local name -> dotted path it was imported (or aliased) as
+        self.imports: list[tuple[ast.AST, str]] = []
+        for n in self.nodes:
+            if isinstance(n, ast.Import):
+                for a in n.names:  # `import torch.cuda` binds torch; `import torch.cuda as c` binds c
+                    self.imports.append((n, a.name))
+                    top = a.name.split(".")[0]
+                    self.names[a.asname or top] = a.name if a.asname else top
+            elif isinstance(n, ast.ImportFrom) and n.module:  # relative imports: calls_reference
+                for a in n.names:
+                    self.imports.append((n, f"{n.module}.{a.name}"))
+                    self.names[a.asname or a.name] = f"{n.module}.{a.name}"
+        for _ in range(3):  # `c = torch.cuda` makes `c.synchronize` resolve too
+            for n in self.nodes:
+                if isinstance(n, ast.Assign) and isinstance(t := n.targets[0], ast.Name) and (
+                        dotted := self.resolve(n.value)):
+                    self.names[t.id] = dotted
+        inner = {id(n.value) for n in self.nodes if isinstance(n, ast.Attribute)}
+        # Every import and every maximal name chain that resolves: what the candidate uses, as dotted names.
+        chains = [n for n in self.nodes if isinstance(n, (ast.Name, ast.Attribute, ast.Call))
+                  and id(n) not in inner]
+        self.refs = self.imports + [(n, d) for n in chains if (d := self.resolve(n))]
+        self.called = {id(n.func) for n in self.nodes if isinstance(n, ast.Call)}
+        self.defined = set(self.names) | {  # names the candidate binds itself (its own `compile`, say)
+            getattr(n, "id", None) or getattr(n, "name", None) or n.arg for n in self.nodes
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.arg))
+            or (isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))}
+        self.jit = [f for f in self.nodes if isinstance(f, ast.FunctionDef) and any(
+            (self.resolve(d.func if isinstance(d, ast.Call) else d) or "").startswith("triton.")
+            for d in f.decorator_list)]
+        self.in_jit = {id(n) for f in self.jit for n in ast.walk(f)}
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """Dotted name of an imported object (`tl.dot` -> 'triton.language.dot'), else None."""
+        if isinstance(node, ast.Name):
+            return self.names.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call) and _is_name(node.func, "getattr") and len(node.args) > 1 and _is_str(
+                node.args[1]) and (base := self.resolve(node.args[0])):
+            return f"{base}.{node.args[1].value}"
+        return None
+
+    def uses(self, pattern: re.Pattern[str]) -> Findings:
+        for node, dotted in self.refs:
+            if pattern.match(dotted):
+                yield node, f"uses {dotted}"
+
+    def builtins(self, *ids: str) -> Findings:
+        """Uses of builtins `ids` that the candidate has not rebound."""
+        for n in self.nodes:
+            if isinstance(n, ast.Name) and n.id in ids and n.id not in self.defined:
+                yield n, f"uses {n.id}"
+
+    def patched(self) -> Findings:
+        """Imported objects the candidate assigns, deletes, setattr()s or mutates, as dotted names."""
+        for n in self.nodes:
+            if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                if isinstance(n, ast.Attribute) and (dotted := self.resolve(n)):
+                    yield n, dotted
+                elif isinstance(n, ast.Subscript) and (dotted := self.resolve(n.value)):
+                    yield n, f"{dotted}[{ast.unparse(n.slice)}]"
+            elif isinstance(n, ast.Call) and n.args:
+                f, obj = n.func, None
+                if _is_name(f, "setattr", "delattr") or getattr(f, "attr", "") in _SETATTRS:
+                    obj = f.value if isinstance(f, ast.Attribute) and self.resolve(f.value) else n.args[0]
+                elif isinstance(f, ast.Attribute) and f.attr in _DICT_MUTATORS:  # os.environ.update(...)
+                    obj = f.value
+                attr = next((f".{a.value}" for a in n.args if _is_str(a)), "")
+                if obj is not None and (dotted := self.resolve(obj)):
+                    yield n, dotted + attr
+
+    @cached_property
+    def flow(self) -> tuple[list[tuple[ast.AST, str]], list[tuple[ast.AST, str]]]:
+        return _flow(self)
+
+
+# --- the checks -------------------------------------------------------------------------------------------
+
+
+def timer_patching(src: _Source) -> Findings:
+    """Assigning, deleting or setattr-ing anything under torch.cuda, time, triton.testing, torch.profiler
+    (synchronize, Event.elapsed_time, perf_counter, do_bench), `type(x).attr = ...`, unittest.mock.
+    Why: the timer runs in the candidate's process; a patched one reports what the candidate wants."""
+    for node, dotted in src.patched():
+        if _TIMING.match(dotted):
+            yield node, f"assigns {dotted}"
+    for n in src.nodes:
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            chain = [n]
+            while isinstance(chain[-1], (ast.Attribute, ast.Subscript)):
+                chain.append(chain[-1].value)
+            if isinstance(chain[-1], ast.Call) or any(getattr(c, "attr", "") == "__class__" for c in chain):
+                yield n, f"assigns {ast.unparse(n)}, patching a class or computed object"
+    yield from src.uses(_prefixes("unittest.mock mock"))
+
+
+def threads_or_processes(src: _Source) -> Findings:
+    """Threads, processes, signals, asyncio, os.fork/system/popen/spawn. Why: work on another thread or
+    process escapes the timer, and a helper can outlive forward or tamper with the harness."""
+    yield from src.uses(_THREADS)
+
+
+def side_stream(src: _Source) -> Findings:
+    """Creating or switching CUDA streams (Stream, stream(), set_stream, ExternalStream, wait_stream).
+    Why: kernels queued on another stream escape events recorded on the current one. A CUDA graph
+    replayed with torch.cuda.graph + g.replay() runs on the current stream and is fine."""
+    yield from src.uses(_STREAMS)
+    for n in src.nodes:
+        if isinstance(n, ast.Attribute) and n.attr == "wait_stream":
+            yield n, f"uses {ast.unparse(n)}"
+
+
+def fallback_to_reference(src: _Source) -> Findings:
+    """An except handler that does anything but raise, contextlib.suppress, `return` in `finally`, an
+    `__exit__` that can return True. Why: a fallback hides a failing custom kernel behind PyTorch."""
+    for n in src.nodes:
+        if isinstance(n, (ast.Try, ast.TryStar)):
+            for h in n.handlers:  # `except E as e: raise Clearer(...) from e` is fine
+                if not all(isinstance(s, ast.Raise) for s in h.body):
+                    yield h, "handler does more than re-raise: a failing kernel must fail, not fall back"
+            for s in (x for f in n.finalbody for x in [f, *_local_walk(f)] if isinstance(x, ast.Return)):
+                yield s, "'return' inside finally swallows exceptions"
+        elif isinstance(n, ast.FunctionDef) and n.name in ("__exit__", "__aexit__") and any(
+                isinstance(r, ast.Return) and not _is_const(r.value, None, False) for r in _local_walk(n)):
+            yield n, f"{n.name} may return True, which swallows exceptions"
+    yield from src.uses(_prefixes("contextlib.suppress"))
+
+
+def calls_reference(src: _Source) -> Findings:
+    """Any use of the name `Model` (instantiating; subclassing, which inherits the reference forward;
+    super(Model, ...); mod.Model; "Model"), relative imports, importing a problem / reference / evaluator
+    module. Why: the candidate must compute the output itself."""
+    for n in src.nodes:
+        if _is_name(n, "Model") or getattr(n, "attr", "") == "Model" or _is_const(n, "Model"):
+            yield n, "uses the reference Model"
+        elif isinstance(n, ast.ImportFrom) and (n.level or any(a.name == "Model" for a in n.names)):
+            yield n, f"imports from {'.' * n.level}{n.module or ''} (could reach the reference)"
+    for node, dotted in src.imports:
+        if re.search(r"(?i)problem|reference|kernelbench|kernelskill", dotted):
+            yield node, f"imports {dotted} (could reach the reference)"
+
+
+def output_caching(src: _Source) -> Findings:
+    """What identifies an input rather than its shape: data_ptr(), id(), hash(), _version, storages,
+    functools caches, weakref, torch.equal/allclose (content keys); storing a value computed in forward on
+    self or in a global outside a CUDA-graph capture. Why: the timed loop would replay a stored answer.
+    Caches keyed by shapes/dtypes (configs, compiled kernels, captured graphs) are fine."""
+    for n in src.nodes:
+        if isinstance(n, ast.Attribute) and (n.attr in _IDENTITY or (
+                n.attr in ("equal", "allclose") and id(n) in src.called)):
+            yield n, f"uses .{n.attr} (keys on an input's identity or contents, not its shape)"
+        elif isinstance(n, ast.FunctionDef):
+            for d in n.decorator_list:
+                if _is_name(getattr(d, "func", d), "cache", "lru_cache", "cached_property"):
+                    yield d, f"decorates {n.name} with a result cache"
+    yield from src.builtins("id", "hash")
+    yield from src.uses(_CACHES)
+    yield from src.flow[0]
+
+
+def call_counting(src: _Source) -> Findings:
+    """`global`/`nonlocal`, itertools.count; in forward and what it calls: `+=` on self or a global,
+    `self.n = self.n + 1`, growing a stored container, next() on a stored iterator. Why: behaviour that
+    depends on the call number can run the real kernel while checked and skip it while timed."""
+    for n in src.nodes:
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            yield n, f"declares {type(n).__name__.lower()} {', '.join(n.names)}"
+    yield from src.uses(_prefixes("itertools.count"))
+    yield from src.flow[1]
+
+
+def _low_precision(src: _Source) -> Findings:
+    for n in src.nodes:
+        if isinstance(n, ast.Attribute) and (n.attr in _LOW or n.attr.startswith("float8") or (
+                n.attr == "half" and (id(n) in src.called or src.resolve(n) == "torch.half"))):
+            yield n, f"uses {ast.unparse(n)}"
+        elif _is_str(n) and (n.value in _LOW_STRINGS or n.value.startswith("float8")):
+            yield n, f"names the low-precision type {n.value!r}"
+    for node, dotted in src.refs:
+        last = dotted.rsplit(".", 1)[-1]
+        if _AMP.match(dotted) or last in _LOW or last == "half" or last.startswith("float8"):
+            yield node, f"uses {dotted}"
+
+
+def _dot_precision(call: ast.Call) -> Findings:
+    kw = {k.arg: k.value for k in call.keywords}
+    prec = call.args[3] if len(call.args) > 3 else kw.get("input_precision")
+    tf32 = call.args[4] if len(call.args) > 4 else kw.get("allow_tf32")
+    if None in kw:
+        yield call, "tl.dot with **kwargs: its input_precision cannot be verified"
+    elif prec is None and not _is_const(tf32, False):
+        yield call, 'tl.dot without input_precision="ieee" or "tf32x3" runs one-pass TF32 on fp32 inputs'
+    elif prec is not None and not _is_str(prec):
+        yield call, "tl.dot input_precision is not a string literal, so it cannot be verified"
+    elif prec is not None and prec.value not in ("ieee", "tf32x3"):
+        yield call, f'tl.dot input_precision="{prec.value}" is below fp32 (use "ieee" or "tf32x3")'
+
+
+def precision_downgrade(src: _Source) -> Findings:
+    """On an fp32 problem: fp16/bf16/fp8 types and casts, autocast; unless TF32 is allowed, also TF32:
+    allow_tf32 = True, set_float32_matmul_precision other than "highest", tl.dot without input_precision
+    "ieee"/"tf32x3" (Triton's fp32 default is one-pass TF32), `a @ b` in a Triton kernel (the same dot).
+    Why: lower precision is faster and must not be scored against an fp32 reference."""
+    if not src.fp32_problem:
+        return
+    yield from _low_precision(src)
+    if src.allow_tf32:
+        return
+    for n in src.nodes:
+        if isinstance(n, ast.Call):
+            for k in n.keywords:
+                if k.arg == "allow_tf32" and not _is_const(k.value, False):
+                    yield k, f"passes allow_tf32={ast.unparse(k.value)}"
+            dotted = src.resolve(n.func) or getattr(n.func, "attr", "")
+            if dotted == "triton.language.dot":
+                yield from _dot_precision(n)
+            elif dotted.endswith("set_float32_matmul_precision") and not _is_const(
+                    (n.args or [None])[0], "highest"):
+                yield n, f"calls {ast.unparse(n)} (TF32 matmuls)"
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+            for t in getattr(n, "targets", None) or [n.target]:
+                name = getattr(t, "attr", getattr(t, "id", ""))
+                if (name == "allow_tf32" and not _is_const(n.value, False)) or (
+                        name == "fp32_precision" and not _is_const(n.value, "ieee")):
+                    yield n, f"assigns {ast.unparse(t)} = {ast.unparse(n.value)} (TF32)"
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) and id(n) in src.in_jit:
+            yield n, "`a @ b` in a Triton kernel is tl.dot at its default one-pass TF32 precision"
+
+
+def introspection(src: _Source) -> Findings:
+    """gc, inspect, ctypes, builtins, __main__, sys._getframe / sys.modules / settrace, torch._C, torch
+    function/dispatch modes, global module hooks, frame and function internals (__globals__, f_back ...),
+    globals()/vars()/locals(), getattr with a computed name on a module. Why: these find the reference
+    model or the expected outputs in memory, or reach into the harness."""
+    for node, dotted in src.refs:
+        if _INTROSPECT.match(dotted) or dotted.rsplit(".", 1)[-1].startswith("register_module_"):
+            yield node, f"uses {dotted}"
+    for n in src.nodes:
+        name = getattr(n, "attr", None) or getattr(n, "name", None) or (n.value if _is_str(n) else None)
+        if name in _DUNDERS:
+            yield n, f"uses {name}"
+        elif (isinstance(n, ast.Call) and _is_name(n.func, "getattr", "hasattr", "setattr")
+              and len(n.args) > 1 and not _is_const(n.args[1]) and src.resolve(n.args[0])):
+            yield n, f"{n.func.id} with a computed name on {src.resolve(n.args[0])}"
+    yield from src.builtins("globals", "vars", "locals", "__builtins__")
+
+
+def dynamic_code(src: _Source) -> Findings:
+    """exec, eval, builtin compile (torch.compile is fine), __import__, importlib, open(), pickle/marshal,
+    network and file modules, star imports. Why: code or data the static checks cannot see."""
+    yield from src.builtins("exec", "eval", "compile", "__import__", "open", "breakpoint")
+    yield from src.uses(_DYNAMIC)
+    for node, dotted in src.imports:
+        if dotted.endswith(".*"):
+            yield node, f"star import from {dotted[:-2]} hides which names are used"
+
+
+def global_state(src: _Source) -> Findings:
+    """Assigning attributes of imported modules (torch.backends.*, torch._dynamo.config, F.relu = ...),
+    os.environ, default dtype/device, flush-denormal, determinism, matmul precision, seeds, torch.library.
+    Why: the candidate shares its process with the eager and torch.compile baselines; a global change
+    alters what they compute or how fast they run. Scoped torch.backends.cudnn.flags(...), reads: fine."""
+    for node, dotted in src.patched():
+        if not _TIMING.match(dotted):
+            yield node, f"assigns {dotted}"
+    yield from src.uses(_GLOBAL)
+
+
+CHECKS: dict[str, Callable[[_Source], Findings]] = {f.__name__: f for f in (
+    timer_patching, threads_or_processes, side_stream, fallback_to_reference, calls_reference, output_caching,
+    call_counting, precision_downgrade, introspection, dynamic_code, global_state)}
+
+
+def problem_is_fp32(problem_source: str) -> bool:
+    """True unless the problem source uses float16/half/bfloat16 (then low precision is the problem's own)."""
+    try:
+        return next(_low_precision(_Source(problem_source)), None) is None
+    except SyntaxError:
+        return re.search(r"\b(float16|bfloat16|half)\b", problem_source) is None
+
+
+def run_static_checks(candidate_source: str, *, fp32_problem: bool = True, allow_tf32: bool = False
+                      ) -> list[StaticFailure]:
+    """All failures, in source order; [] means the candidate passed every check.
+    A candidate that does not parse is not handled here (the caller reports syntax errors)."""
+    src = _Source(candidate_source, fp32_problem, allow_tf32)
+    found: dict[tuple[str, int], StaticFailure] = {}  # one failure per check and line
+    for name, check in CHECKS.items():
+        for node, what in check(src):
+            line = getattr(node, "lineno", 0)
+            message = f"line {line}: {what} ({name.replace('_', ' ')})"
+            found.setdefault((name, line), StaticFailure(name, line, message))
+    order = list(CHECKS)
+    return sorted(found.values(), key=lambda f: (f.line, order.index(f.check)))
+
+
+# --- data flow: what forward computes from its inputs, and where it is kept ------------------------------
+
+
+def _flow(src: _Source) -> tuple[list[tuple[ast.AST, str]], list[tuple[ast.AST, str]]]:
+    """Scans every function and method but __init__ and Triton kernels; returns the findings of
+    (output_caching, call_counting). Parameters of forward/__call__ hold inputs; argument levels flow
+    into the module functions and self-methods they call, to a fixed point."""
+    module = {f.name: f for f in src.tree.body if isinstance(f, ast.FunctionDef) and f not in src.jit}
+    owner = {f: (None, {}) for f in module.values()}  # function -> (its self name, its class's methods)
+    for cls in (c for c in src.nodes if isinstance(c, ast.ClassDef)):
+        methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name != "__init__"}
+        for f in methods.values():
+            method = f.args.args and not any(_is_name(d, "staticmethod") for d in f.decorator_list)
+            owner[f] = (f.args.args[0].arg if method else None, methods)
+    params = {f: {a.arg: 1 for a in _args(f)} if f.name in ("forward", "__call__") else {} for f in owner}
+    while True:
+        scans, changed = [_Scan(src, f, *owner[f], module, owner, params[f]) for f in owner], False
+        for callee, bound in (call for scan in scans for call in scan.calls):
+            for name, lvl in bound.items():
+                if lvl > params[callee].get(name, 0):
+                    params[callee][name], changed = lvl, True
+        if not changed:
+            return [x for s in scans for x in s.caching], [x for s in scans for x in s.counting]
+
+
+class _Scan:
+    """In-order walk of one function. A local holds data computed from forward's inputs (level 2), the
+    inputs or copies of them (1), or neither (0: shapes, fresh buffers, parameters). Values assigned in
+    `with torch.cuda.graph(...)` are 0: every replay recomputes them."""
+
+    def __init__(self, src: _Source, func: ast.FunctionDef, selfname: str | None, methods: dict, module: dict,
+                 owner: dict, params: dict[str, int]):
+        self.src, self.selfname, self.methods, self.module, self.owner = src, selfname, methods, module, owner
+        self.caching: list[tuple[ast.AST, str]] = []
+        self.counting: list[tuple[ast.AST, str]] = []
+        self.calls: list[tuple[ast.FunctionDef, dict[str, int]]] = []  # callee, level of each parameter
+        body = list(_local_walk(func))
+        self.local = {a.arg for a in _args(func)} | set(src.names) | {
+            n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        self.aliases: set[str] = set()  # locals holding something kept on self: `g = self._graphs.get(k)`
+        for _ in range(3):
+            for n in body:
+                r = _root(n.value, True) if isinstance(n, ast.Assign) else None
+                if isinstance(r, ast.Name) and self.keeps(r.id):
+                    self.aliases |= {t.id for t in ast.walk(n.targets[0]) if isinstance(t, ast.Name)}
+        self.levels = {k: v for k, v in params.items() if k != selfname}
+        self.fresh: set[str] = set()  # locals holding a fresh allocation (a kernel's output buffer)
+        self.block(func.body, False)
+
+    def keeps(self, name: str) -> bool:
+        """Does `name` outlive the call (self, something kept on self, a module global)?"""
+        return name == self.selfname or name in self.aliases or name not in self.local
+
+    def level(self, e: ast.AST) -> int:
+        if isinstance(e, ast.Name):
+            return self.levels.get(e.id, 0)
+        if isinstance(e, ast.Attribute):
+            return 0 if e.attr in _META else self.level(e.value)
+        if isinstance(e, ast.Call):
+            f, attr = e.func, getattr(e.func, "attr", "")
+            if self.src.resolve(f) in _ALLOC or _is_name(f, "len", "isinstance", "type") or attr in _META:
+                return 0
+            parts = [*e.args, *(k.value for k in e.keywords), *([f.value] if attr else [])]
+            lvl = max(map(self.level, parts), default=0)
+            return lvl if attr in _COPIES else 2 if lvl else 0
+        if isinstance(e, ast.Lambda):
+            return 0
+        lvl = max(map(self.level, ast.iter_child_nodes(e)), default=0)
+        return 2 if lvl and isinstance(e, (ast.BinOp, ast.UnaryOp, ast.Compare)) else lvl
+
+    def block(self, stmts: list[ast.stmt], graph: bool) -> None:
+        for s in stmts:
+            inner = graph
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(s, (ast.With, ast.AsyncWith)):
+                for item in s.items:
+                    self.exprs(item.context_expr, graph)
+                    inner |= self.src.resolve(getattr(item.context_expr, "func", item.context_expr)) in _GRAPH
+                    if item.optional_vars:
+                        self.assign(item.optional_vars, item.context_expr, graph)
+            elif isinstance(s, (ast.For, ast.AsyncFor)):
+                self.exprs(s.iter, graph)
+                self.assign(s.target, s.iter, graph)
+            elif isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None:
+                self.exprs(s.value, graph)
+                for t in getattr(s, "targets", None) or [s.target]:
+                    self.assign(t, s.value, graph)
+            elif isinstance(s, ast.AugAssign):
+                self.exprs(s.value, graph)
+                if isinstance(r := _root(s.target), ast.Name) and self.keeps(r.id):
+                    self.counting.append((s, f"augmented assignment to {ast.unparse(s.target)} in a call"))
+                elif isinstance(r, ast.Name) and not graph:
+                    self.levels[r.id] = max(self.levels.get(r.id, 0), self.level(s.value))
+            else:
+                for e in ast.iter_child_nodes(s):
+                    if isinstance(e, ast.expr):
+                        self.exprs(e, graph)
+            for sub in [s, *getattr(s, "handlers", []), *getattr(s, "cases", [])]:
+                for field in ("body", "orelse", "finalbody"):
+                    self.block(getattr(sub, field, []), inner)
+
+    def assign(self, t: ast.AST, value: ast.AST, graph: bool) -> None:
+        lvl = 0 if graph else self.level(value)
+        if isinstance(t, ast.Name):
+            self.levels[t.id] = lvl
+            fresh = isinstance(value, ast.Call) and self.src.resolve(value.func) in _ALLOC
+            (self.fresh.add if fresh else self.fresh.discard)(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List, ast.Starred)):
+            for e in ast.iter_child_nodes(t):
+                self.assign(e, value, graph)
+        elif isinstance(t, (ast.Attribute, ast.Subscript)) and isinstance(r := _root(t), ast.Name):
+            if not self.keeps(r.id):
+                self.levels[r.id] = max(self.levels.get(r.id, 0), lvl)
+            elif lvl == 2:
+                self.caching.append((t, f"keeps a value computed in forward in {ast.unparse(t)}"))
+            elif any(ast.unparse(t) in map(ast.unparse, ast.iter_child_nodes(n)) for n in ast.walk(value)
+                     if isinstance(n, (ast.BinOp, ast.UnaryOp))):  # self.n + 1, not self.h0.to(x.device)
+                self.counting.append((t, f"updates {ast.unparse(t)} from itself in a call"))
+
+    def exprs(self, e: ast.AST, graph: bool) -> None:
+        for c in (x for x in [e, *_local_walk(e)] if isinstance(x, ast.Call)):
+            f, args = c.func, [*c.args, *(k.value for k in c.keywords)]
+            lvl = max(map(self.level, args), default=0)
+            self.bind(c)
+            r = _root(f.value if isinstance(f, ast.Attribute) else args[0] if args else None)
+            kept = isinstance(r, ast.Name) and self.keeps(r.id)
+            if isinstance(f, ast.Attribute) and f.attr in _MUTATORS and isinstance(r, ast.Name):
+                if not kept and not graph:
+                    self.levels[r.id] = max(self.levels.get(r.id, 0), lvl)
+                if kept and f.attr in _GROWERS:
+                    self.counting.append((c, f"grows {ast.unparse(f.value)} in a call"))
+                if kept and lvl == 2 and not graph:
+                    self.caching.append((c, f"keeps a value computed in forward in {ast.unparse(f.value)}"))
+            elif kept and _is_name(f, "next"):
+                self.counting.append((c, f"next({ast.unparse(args[0])}) advances kept state in a call"))
+            elif kept and _is_name(f, "setattr") and len(args) > 2 and self.level(args[2]) == 2 and not graph:
+                self.caching.append((c, "setattr keeps a value computed in forward"))
+            elif lvl and not graph:  # a kernel launch or op writes the fresh output buffers it is given
+                for a in c.args:
+                    if isinstance(a, ast.Name) and a.id in self.fresh:
+                        self.levels[a.id] = 2
+
+    def bind(self, c: ast.Call) -> None:
+        """Records a call of a module function or of a method on self, with each parameter's level."""
+        f = c.func
+        if isinstance(f, ast.Name) and f.id in self.module:
+            callee = self.module[f.id]
+        elif (isinstance(f, ast.Attribute) and f.attr in self.methods
+              and _is_name(f.value, self.selfname or "")):
+            callee = self.methods[f.attr]
+        else:
+            return
+        skip = 1 if isinstance(f, ast.Attribute) and self.owner[callee][0] else 0
+        names = [a.arg for a in [*callee.args.posonlyargs, *callee.args.args][skip:]]
+        lv, kw = [self.level(a) for a in c.args], {k.arg: self.level(k.value) for k in c.keywords}
+        bound = dict(zip(names, lv, strict=False)) | {k: v for k, v in kw.items() if k}
+        top = max([*lv, *kw.values()], default=0)  # what *args / **kwargs receive
+        bound |= {a.arg: top for a in (callee.args.vararg, callee.args.kwarg) if a}
+        self.calls.append((callee, bound))
