@@ -94,14 +94,15 @@ class Worker:
             model = H.build(self.cand_module.ModelNew, self.problem, self.opts.seed, self.device,
                             wrap=poison.poisoned())
         except Exception as e:
-            raise Rejected("compile", f"ModelNew(*get_init_inputs()) failed: {_one_line(e)}") from None
+            raise Rejected("compile", f"ModelNew(*get_init_inputs()) failed: {_one_line(e)}",
+                           "compile_error") from None
         inputs = H.make_inputs(self.problem, self.opts.seed, self.device)
         try:
             with torch.no_grad(), H.precision_flags(self.opts.allow_tf32), kernels.recording() as seen:
                 model(*H.clone(inputs))
                 _sync(self.device)
         except Exception as e:
-            raise Rejected("compile", f"first forward failed: {_one_line(e)}") from None
+            raise Rejected("compile", f"first forward failed: {_one_line(e)}", "compile_error") from None
         self.result.kernel_names = kernels.own_kernels(seen, self.cand_module.__name__)
         self.result.custom_kernels = len(self.result.kernel_names)
         return model

@@ -87,13 +87,14 @@ def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Pa
         try:
             for chunk in graph.stream(payload, config, stream_mode="updates"):
                 for node, update in chunk.items():
-                    line = describe(node, update or {})
-                    if line:
-                        say(line)
+                    # Write a new best before saying anything: nothing is lost if killed now.
                     if update and update.get("best") is not None and update["best"].hash != best_hash:
                         best_hash = update["best"].hash
                         state = GraphState.model_validate(graph.get_state(config).values)
                         write_outputs(state, thread_id, out_dir)
+                    line = describe(node, update or {})
+                    if line:
+                        say(line)
         except KeyboardInterrupt:
             say(f"interrupted: resume with `kernelskill optimize {problem.path} --thread {thread_id}`")
             raise

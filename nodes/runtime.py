@@ -32,7 +32,11 @@ def config() -> KernelSkillConfig:
 
 
 @cache
-def _author(kind: str, model: str | None, base_url: str | None) -> Author:
+def _author(kind: str, model: str | None, base_url: str | None, script: tuple[str, ...]) -> Author:
+    if kind == "scripted":
+        from ..authors.scripted import ScriptedAuthor
+
+        return ScriptedAuthor(list(script))
     if kind == "llm":
         from ..authors.llm.author import LLMAuthor
 
@@ -45,7 +49,7 @@ def _author(kind: str, model: str | None, base_url: str | None) -> Author:
 
 
 def get_author(settings: RunSettings) -> Author:
-    return _author(settings.author, settings.model, settings.base_url)
+    return _author(settings.author, settings.model, settings.base_url, tuple(settings.script))
 
 
 get_author.cache_clear = _author.cache_clear  # type: ignore[attr-defined]

@@ -59,6 +59,8 @@ class RunSettings(BaseModel):
     allow_tf32: bool = False
     baselines: bool = True
     min_gain: float = 1.02
+    script: list[str] = Field(default_factory=list)
+    """Candidate sources the 'scripted' author replays (tests, demos)."""
 
 
 class GraphState(BaseModel):

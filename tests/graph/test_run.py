@@ -1,0 +1,112 @@
+"""Whole runs of the graph on the CPU with the scripted author: every edge, resume after a kill."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kernelskill.graph.runner import run
+from kernelskill.state.graph_state import GraphState, RunSettings
+from kernelskill.state.records import Problem
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+from candidates import good, syntax_error, wrong_scale  # noqa: E402
+
+PROBLEM = Problem(name="relu_scale", path=str(FIXTURES / "relu_scale.py"),
+                  source=(FIXTURES / "relu_scale.py").read_text(), size="small")
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    from kernelskill.graph.config import KernelSkillConfig
+    from kernelskill.nodes.runtime import set_config
+
+    set_config(KernelSkillConfig())
+
+
+def settings(script: list[str], rounds: int, repairs: int) -> RunSettings:
+    return RunSettings(device="cpu", size="small", author="scripted", script=script, rounds=rounds,
+                       repairs=repairs, trials=2, baselines=False, eval_timeout_s=120)
+
+
+def test_every_edge(tmp_path: Path) -> None:
+    script = [syntax_error(),     # generator -> reviewer: compile error -> repairer
+              good(1024),         # repairer -> reviewer: correct -> profiler -> planner (round 1)
+              wrong_scale(),      # generator(apply) -> reviewer: incorrect -> repairer
+              good(512),          # repairer -> reviewer: correct -> profiler -> planner (round 2)
+              wrong_scale(),      # generator(apply) -> reviewer: incorrect -> repairer
+              syntax_error()]     # repairer -> reviewer: repairs spent -> planner (round 3)
+    # round 3: generator finds no scripted reply (author error) -> planner: budget spent -> finalize
+    lines: list[str] = []
+    final = run(PROBLEM, settings(script, rounds=3, repairs=1), "t-edges", tmp_path / "ck.sqlite",
+                tmp_path / "out", say=lines.append)
+    nodes = [a.node for a in final.attempts]
+    outcomes = [a.outcome for a in final.attempts]
+    assert outcomes[:6] == ["compile-error", "correct", "incorrect", "correct", "incorrect", "compile-error"]
+    assert nodes[:6] == ["generator", "repairer", "generator", "repairer", "generator", "repairer"]
+    assert final.attempts[-1].stage == "author" and "no reply" in (final.attempts[-1].error or "")
+    assert final.best is not None and final.best_verdict.correct
+    assert final.round == 3 and "round budget" in (final.stop_reason or "")
+    # Short-term memory: planned skills were never repeated.
+    applied = [a.skill_id for a in final.attempts if a.node == "generator" and a.skill_id]
+    assert len(applied) == len(set(applied)) == 3
+    assert any(line.startswith("repairer:") for line in lines) and any("profiler:" in x for x in lines)
+    solution = (tmp_path / "out" / "solution.py").read_text()
+    assert "class ModelNew" in solution and "relu_scale_kernel" in solution
+    assert (tmp_path / "out" / "report.json").exists()
+
+
+def test_no_correct_candidate_leaves_the_reference(tmp_path: Path) -> None:
+    final = run(PROBLEM, settings([wrong_scale(), wrong_scale()], rounds=2, repairs=1), "t-ref",
+                tmp_path / "ck.sqlite", tmp_path / "out", say=lambda _: None)
+    assert final.best is None
+    text = (tmp_path / "out" / "solution.py").read_text()
+    assert "nothing better" in text and "class ModelNew" in text
+    import json
+
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["solution_is_reference"] is True
+
+
+RUNNER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {fixtures!r})
+from candidates import good, wrong_scale
+from kernelskill.graph.runner import run
+from kernelskill.state.graph_state import RunSettings
+from kernelskill.state.records import Problem
+p = Problem(name="relu_scale", path={path!r}, source=Path({path!r}).read_text(), size="small")
+s = RunSettings(device="cpu", size="small", author="scripted", trials=2, baselines=False, rounds=3,
+                repairs=1, script=[good(1024), wrong_scale(), good(256), good(128)])
+run(p, s, "t-resume", Path({db!r}), Path({out!r}), say=lambda line: print(line, flush=True))
+"""
+
+
+def test_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
+    db, out = tmp_path / "ck.sqlite", tmp_path / "out"
+    code = RUNNER.format(fixtures=str(FIXTURES), path=PROBLEM.path, db=str(db), out=str(out))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    seen = []
+    deadline = time.time() + 240
+    while time.time() < deadline:  # kill right after the first correct review was checkpointed
+        line = proc.stdout.readline()
+        seen.append(line)
+        if line.startswith("reviewer: correct"):
+            break
+    proc.kill()
+    proc.wait()
+    assert any(s.startswith("reviewer: correct") for s in seen), seen
+    assert (out / "solution.py").exists()  # the best was written the moment it appeared
+    final: GraphState = run(PROBLEM, settings([], 3, 1), "t-resume", db, out, say=lambda _: None)
+    # The resumed thread kept its own settings (the script) and its history.
+    assert final.attempts[0].outcome == "correct" and final.attempts[0].node == "generator"
+    assert len(final.attempts) >= 4 and final.stop_reason
+    assert final.settings.script and final.best is not None
