@@ -83,6 +83,7 @@ class Timer:
             probe = [self._one(fn, input_sets[i % n_sets])[0] for i in range(2)]
             per_run = max(statistics.median(probe), 1e-3) + (0.05 if self.cuda else 0.0)
             runs = int(min(self.max_runs, max(self.min_runs, self.budget_s * 1e3 / per_run)))
+            runs = max(runs, n_sets)  # every input set is timed (and the spot-checked one kept)
             events, walls, kept = [], [], None
             for i in range(runs):
                 ms, wall, out = self._one(fn, input_sets[i % n_sets])

@@ -10,6 +10,7 @@ from . import harness as H
 from . import roofline
 from .compare import compare
 from .timing import Timer, TimingStats, hidden_work
+from .types import Rejected
 
 if TYPE_CHECKING:
     from .worker import Worker
@@ -27,8 +28,6 @@ def _input_sets(w: Worker) -> list[list[Any]]:
 
 
 def run_timing(w: Worker) -> None:
-    from .worker import Rejected
-
     r, cuda = w.result, w.device == "cuda"
     timer = Timer(w.device, budget_s=w.opts.timing_budget_s if cuda else 0.5,
                   min_runs=10 if cuda else 2, max_runs=200 if cuda else 5)

@@ -97,3 +97,11 @@ class EvalResult:
         self.correct, self.stage, self.reason = False, stage, reason
         self.failed_checks.extend(checks)
         return self
+
+
+class Rejected(Exception):
+    """A candidate failed a stage; carries the stage, a one-line reason and check names."""
+
+    def __init__(self, stage: str, reason: str, *checks: str):
+        super().__init__(reason)
+        self.stage, self.reason, self.checks = stage, reason, checks

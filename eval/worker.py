@@ -25,13 +25,7 @@ from . import kernels, poison
 from .compare import changes_across, compare
 from .problem import CandidateError, ProblemError, load_candidate, load_problem
 from .signing import sign
-from .types import EvalOptions, EvalResult
-
-
-class Rejected(Exception):
-    def __init__(self, stage: str, reason: str, *checks: str):
-        super().__init__(reason)
-        self.stage, self.reason, self.checks = stage, reason, checks
+from .types import EvalOptions, EvalResult, Rejected
 
 
 class Worker:

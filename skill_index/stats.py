@@ -1,0 +1,146 @@
+"""Experience statistics: how each skill fared per (kernel structure, GPU), persisted as JSON.
+
+Every finished attempt calls `record_outcome`. A *win* is a correct candidate faster than the
+previous best (speedup > 1.0); the mean gain is the geometric mean of the speedups of correct
+attempts. The file is re-read under a lock before each update and replaced atomically
+(write a temp file, then rename), so parallel runs and crashes never leave it half-written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ..state.vocab import Structure
+
+try:  # POSIX advisory lock; elsewhere the atomic rename alone still prevents torn files
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+
+class StatRecord(BaseModel):
+    """Counts for one (skill, structure, gpu)."""
+
+    skill_id: str
+    structure: Structure
+    gpu: str
+    tries: int = 0
+    wins: int = 0
+    gains: int = Field(default=0, description="Correct attempts with a measured speedup")
+    log_gain_sum: float = Field(default=0.0, description="Sum of ln(speedup) over those attempts")
+
+    @property
+    def mean_gain(self) -> float | None:
+        return math.exp(self.log_gain_sum / self.gains) if self.gains else None
+
+
+class StatsFile(BaseModel):
+    version: int = 1
+    records: list[StatRecord] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Experience:
+    """A skill's record summed over the structures (and GPU) a query cares about."""
+
+    tries: int = 0
+    wins: int = 0
+    mean_gain: float | None = None
+    scope: str = ""  # e.g. "row-reduction" or "all structures"
+
+    def describe(self) -> str:
+        if not self.tries:
+            return f"no history on {self.scope}"
+        gain = f", mean gain {self.mean_gain:.2f}x" if self.mean_gain is not None else ""
+        return f"{self.wins}/{self.tries} wins on {self.scope}{gain}"
+
+
+class ExperienceStats:
+    """The JSON-backed table. Reads are cached; `record_outcome` reloads, updates and rewrites."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._data: StatsFile | None = None
+
+    def _load(self) -> StatsFile:
+        try:
+            return StatsFile.model_validate_json(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return StatsFile()
+        except ValueError as exc:  # corrupt or foreign file: say which, never silently reset it
+            raise ValueError(f"{self.path}: unreadable skill statistics ({str(exc).splitlines()[0]}); "
+                             "move it away to start fresh") from None
+
+    def records(self) -> list[StatRecord]:
+        if self._data is None:
+            self._data = self._load()
+        return list(self._data.records)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if fcntl is None:  # pragma: no cover
+            yield
+            return
+        with open(self.path.with_suffix(self.path.suffix + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _write(self, data: StatsFile) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data.model_dump(mode="json"), f, indent=1)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def record_outcome(self, skill_id: str, structure: str, gpu: str,
+                       speedup: float | None, correct: bool) -> StatRecord:
+        """Count one finished attempt of `skill_id`; speedup is over the previous best (None: not timed)."""
+        with self._locked():
+            data = self._load()
+            rec = next((r for r in data.records
+                        if (r.skill_id, r.structure, r.gpu) == (skill_id, structure, gpu)), None)
+            if rec is None:
+                rec = StatRecord(skill_id=skill_id, structure=structure, gpu=gpu)
+                data.records.append(rec)
+            rec.tries += 1
+            if correct and speedup is not None and speedup > 0:
+                rec.gains += 1
+                rec.log_gain_sum += math.log(speedup)
+                if speedup > 1.0:
+                    rec.wins += 1
+            data.records.sort(key=lambda r: (r.skill_id, r.structure, r.gpu))
+            self._write(data)
+            self._data = data
+            return rec
+
+    def experience(self, skill_id: str, structures: Iterable[str] = (), gpu: str | None = None) -> Experience:
+        """Sum a skill's records over `structures` (all when empty) on `gpu` (all when None)."""
+        wanted = set(structures)
+        rows = [r for r in self.records() if r.skill_id == skill_id
+                and (not wanted or r.structure in wanted) and (gpu is None or r.gpu == gpu)]
+        scope = ", ".join(sorted(wanted)) if wanted else "all structures"
+        if gpu is not None:
+            scope += f" on {gpu}"
+        gains = sum(r.gains for r in rows)
+        mean = math.exp(sum(r.log_gain_sum for r in rows) / gains) if gains else None
+        return Experience(tries=sum(r.tries for r in rows), wins=sum(r.wins for r in rows),
+                          mean_gain=mean, scope=scope)
