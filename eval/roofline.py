@@ -4,7 +4,8 @@ Ceilings are measured once per GPU model (a large device-to-device copy, countin
 plus written; a large fp32 matmul with TF32 off) and cached on disk. The floor is
 max(bytes / bandwidth, flops / matmul rate). FLOPs come from PyTorch's FlopCounterMode
 (matmuls, convolutions, attention); elementwise work is not counted, which only lowers the
-floor of memory-bound problems where bytes dominate anyway.
+floor of memory-bound problems where bytes dominate anyway. The matmul rate is the fastest
+one the precision policy allows (see Ceilings.matmul_tflops).
 """
 
 from __future__ import annotations
@@ -32,8 +33,17 @@ BELOW_FLOOR_FACTOR = 0.5
 class Ceilings:
     gpu: str
     bandwidth_gbs: float  # GB/s, device-to-device copy, read + write
-    fp32_tflops: float  # fp32 matmul, TF32 off
+    fp32_tflops: float  # fp32 matmul, TF32 off (cuBLAS: ~76% of the FFMA peak on an H200)
     measured_at: float
+    tf32_tflops: float = 0.0  # TF32 tensor-core matmul; 0 in caches written before it was measured
+
+    def matmul_tflops(self, allow_tf32: bool) -> float:
+        """The fastest legal matmul rate under the precision policy. Strict fp32 may use
+        error-compensated tf32x3 (three TF32 products), so a third of the TF32 rate counts too:
+        on an H200 that beats cuBLAS fp32, and a floor ignoring it would sit above real kernels."""
+        if allow_tf32:
+            return max(self.tf32_tflops, self.fp32_tflops)
+        return max(self.fp32_tflops, self.tf32_tflops / 3)
 
 
 def cache_dir() -> Path:
@@ -63,13 +73,16 @@ def measure_ceilings() -> Ceilings:
     m = 8192
     a, b = torch.randn(m, m, device="cuda"), torch.randn(m, m, device="cuda")
     prev = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
     try:
+        torch.backends.cuda.matmul.allow_tf32 = False
         mm_ms = _median_ms(lambda: a @ b, 5)
+        torch.backends.cuda.matmul.allow_tf32 = True
+        tf32_ms = _median_ms(lambda: a @ b, 5)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = prev
     return Ceilings(gpu=torch.cuda.get_device_name(), bandwidth_gbs=2 * n * 4 / copy_ms / 1e6,
-                    fp32_tflops=2 * m**3 / mm_ms / 1e9, measured_at=time.time())
+                    fp32_tflops=2 * m**3 / mm_ms / 1e9, measured_at=time.time(),
+                    tf32_tflops=2 * m**3 / tf32_ms / 1e9)
 
 
 def load_ceilings(path: Path | None = None) -> Ceilings:
@@ -82,7 +95,7 @@ def load_ceilings(path: Path | None = None) -> Ceilings:
             table = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             table = {}
-    if gpu in table:
+    if gpu in table and table[gpu].get("tf32_tflops"):
         return Ceilings(**table[gpu])
     c = measure_ceilings()
     table[gpu] = asdict(c)
@@ -107,8 +120,8 @@ def count_work(model: torch.nn.Module, inputs: list[Any]) -> tuple[float, float]
     return float(counter.get_total_flops()), float(nbytes)
 
 
-def floor_ms(flops: float, nbytes: float, c: Ceilings) -> float:
-    return max(nbytes / (c.bandwidth_gbs * 1e6), flops / (c.fp32_tflops * 1e9))
+def floor_ms(flops: float, nbytes: float, c: Ceilings, allow_tf32: bool = False) -> float:
+    return max(nbytes / (c.bandwidth_gbs * 1e6), flops / (c.matmul_tflops(allow_tf32) * 1e9))
 
 
 def bytes_floor_ms(nbytes: float, c: Ceilings) -> float:

@@ -47,7 +47,7 @@ def run_timing(w: Worker) -> None:
     r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
     if cuda:
         c = roofline.load_ceilings()
-        r.floor_ms = roofline.floor_ms(r.flops, r.bytes, c)
+        r.floor_ms = roofline.floor_ms(r.flops, r.bytes, c, w.opts.allow_tf32)
         bytes_floor = roofline.bytes_floor_ms(r.bytes, c)
         if r.runtime_ms < roofline.BELOW_FLOOR_FACTOR * bytes_floor:
             raise Rejected("timing", f"{r.runtime_ms:.4f} ms is faster than physics allows "

@@ -36,6 +36,10 @@ class Verdict(BaseModel):
     bytes: float | None = None
     kernel_breakdown: list[dict[str, Any]] = Field(default_factory=list)
     log_tail: str = ""
+    baselines_reused: bool = False
+    """Eager / torch.compile times copied from an earlier run of the same problem (to rank
+    candidates without re-timing the baselines); finalize re-times the best so that the
+    reported speedups are ratios from one run."""
 
     @classmethod
     def of(cls, result: Any) -> Verdict:
