@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("cmd_eval", "check a candidate ModelNew against a problem and time it"),
     "skills": ("cmd_skills", "browse, search and score the optimization skill library"),
     "graph": ("cmd_graph", "print the agent graph (Mermaid)"),
+    "wheelhouse": ("cmd_wheelhouse", "download every wheel an air-gapped GPU host needs"),
 }
 
 
