@@ -58,7 +58,11 @@ SPECS.update({
     "logsumexp": ("logsumexp", 1, ("dim", "keepdim"), {"keepdim": False}),
     "var": ("var", 1, ("dim", "unbiased", "keepdim"), {"dim": None, "unbiased": True, "keepdim": False}),
     "std": ("std", 1, ("dim", "unbiased", "keepdim"), {"dim": None, "unbiased": True, "keepdim": False}),
-    "norm": ("norm", 1, ("p", "dim", "keepdim"), {"p": "fro", "dim": None, "keepdim": False}),
+    # torch.norm traces with out=None, dtype=None (templates check both are None).
+    "norm": ("norm", 1, ("p", "dim", "keepdim", "out", "dtype"),
+             {"p": "fro", "dim": None, "keepdim": False, "out": None, "dtype": None}),
+    "linalg_vector_norm": ("norm", 1, ("p", "dim", "keepdim"), {"p": 2.0, "dim": None, "keepdim": False}),
+    "vector_norm": ("norm", 1, ("p", "dim", "keepdim"), {"p": 2.0, "dim": None, "keepdim": False}),
     # row ops
     "softmax": ("softmax", 1, ("dim",), {"dim": None}),
     "log_softmax": ("log_softmax", 1, ("dim",), {"dim": None}),
@@ -69,16 +73,22 @@ SPECS.update({
     "rms_norm": ("rms_norm", 1, ("normalized_shape", "weight", "eps"), {"weight": None, "eps": None}),
     "group_norm": ("group_norm", 1, ("num_groups", "weight", "bias", "eps"),
                    {"weight": None, "bias": None, "eps": 1e-5}),
-    "normalize": ("normalize", 1, ("p", "dim", "eps"), {"p": 2.0, "dim": 1, "eps": 1e-12}),
+    # F.normalize traces with out=None (templates must check attrs["out"] is None).
+    "normalize": ("normalize", 1, ("p", "dim", "eps", "out"),
+                  {"p": 2.0, "dim": 1, "eps": 1e-12, "out": None}),
     # gemm
     "matmul": ("matmul", 2, (), {}), "mm": ("matmul", 2, (), {}), "bmm": ("bmm", 2, (), {}),
     "linear": ("linear", 2, ("bias",), {"bias": None}),
     # losses
-    "mse_loss": ("mse_loss", 2, ("size_average", "reduce", "reduction"), {"reduction": "mean"}),
-    "l1_loss": ("l1_loss", 2, ("size_average", "reduce", "reduction"), {"reduction": "mean"}),
+    # Recent PyTorch passes weight=None to mse_loss / l1_loss / huber_loss (templates check it).
+    "mse_loss": ("mse_loss", 2, ("size_average", "reduce", "reduction", "weight"),
+                 {"reduction": "mean", "weight": None}),
+    "l1_loss": ("l1_loss", 2, ("size_average", "reduce", "reduction", "weight"),
+                {"reduction": "mean", "weight": None}),
     "smooth_l1_loss": ("smooth_l1_loss", 2, ("size_average", "reduce", "reduction", "beta"),
                        {"reduction": "mean", "beta": 1.0}),
-    "huber_loss": ("huber_loss", 2, ("reduction", "delta"), {"reduction": "mean", "delta": 1.0}),
+    "huber_loss": ("huber_loss", 2, ("reduction", "delta", "weight"),
+                   {"reduction": "mean", "delta": 1.0, "weight": None}),
     "cross_entropy": ("cross_entropy", 2, ("weight", "size_average", "ignore_index", "reduce",
                                            "reduction", "label_smoothing"),
                       {"weight": None, "ignore_index": -100, "reduction": "mean", "label_smoothing": 0.0}),
@@ -86,6 +96,17 @@ SPECS.update({
                {"reduction": "mean", "log_target": False}),
     "cosine_similarity": ("cosine_similarity", 2, ("dim", "eps"), {"dim": 1, "eps": 1e-8}),
 })
+# Functional pooling (F.max_pool2d, F.avg_pool3d, F.adaptive_avg_pool2d ...): the same kinds and
+# attrs as the nn.*Pool modules in lower_module; stride None means stride = kernel_size.
+_POOL_DEFAULTS = {"stride": None, "padding": 0, "dilation": 1, "ceil_mode": False, "count_include_pad": True,
+                  "divisor_override": None, "return_indices": False}
+for _d in (1, 2, 3):
+    SPECS[f"max_pool{_d}d"] = ("max_pool", 1, ("kernel_size", "stride", "padding", "dilation", "ceil_mode",
+                                               "return_indices"), {**_POOL_DEFAULTS, "dims": _d})
+    SPECS[f"avg_pool{_d}d"] = ("avg_pool", 1, ("kernel_size", "stride", "padding", "ceil_mode",
+                                               "count_include_pad", "divisor_override")[:5 if _d == 1 else 6],
+                               {**_POOL_DEFAULTS, "dims": _d})
+    SPECS[f"adaptive_avg_pool{_d}d"] = ("adaptive_avg_pool", 1, ("output_size",), {"dims": _d})
 _OPERATORS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "div",
               operator.neg: "neg", operator.pow: "pow", operator.matmul: "matmul"}
 _OPERATOR_SYNTAX = {operator.add: "({0} + {1})", operator.sub: "({0} - {1})", operator.mul: "({0} * {1})",
@@ -212,6 +233,10 @@ class _Lowerer:
         operands = [self.value_of(a) for a in args[:n_tensors]]
         extra = dict(zip(names, args[n_tensors:], strict=False))
         kw = dict(kwargs)
+        if kw.get("inplace") is False:  # torch.fx records F.relu / F.silu / ... with inplace=False
+            del kw["inplace"]
+        if name == "hardtanh":  # F.hardtanh's keywords are min_val / max_val
+            kw = {{"min_val": "min", "max_val": "max"}.get(k, k): v for k, v in kw.items()}
         for k in ("input", "other", "self"):
             if k in kw and len(operands) < n_tensors:
                 operands.append(self.value_of(kw.pop(k)))
@@ -302,8 +327,9 @@ class _Lowerer:
                                                          "divisor_override", "return_indices")}
             attrs["dims"] = dims
             return Op(kind, x, out, attrs, expr)
-        if isinstance(mod, (nn.AdaptiveAvgPool1d, nn.AdaptiveAvgPool2d, nn.AdaptiveAvgPool3d)):
-            return Op("adaptive_avg_pool", x, out, {"output_size": mod.output_size}, expr)
+        adaptive = {nn.AdaptiveAvgPool1d: 1, nn.AdaptiveAvgPool2d: 2, nn.AdaptiveAvgPool3d: 3}
+        if t in adaptive:
+            return Op("adaptive_avg_pool", x, out, {"output_size": mod.output_size, "dims": adaptive[t]}, expr)
         if isinstance(mod, nn.Flatten):
             return Op("flatten", x, out, {"args": (mod.start_dim, mod.end_dim), "kwargs": {}}, expr)
         return Op("torch", x, out, {}, expr)

@@ -1,0 +1,391 @@
+"""Building normalization regions into kernels and launchers (shared by the fused-layer-rms-norm
+and two-level-norm-statistics templates).
+
+`parse_norm` reads an op's operands and attributes into a `NormSpec` (None when the op is a
+variant we do not generate); `emit_norm` writes the region's launcher and, when fused chains make
+them region-specific, its kernels (otherwise the kernels are shared by every norm of the file).
+Which kernel runs (rows in registers, strided columns, two-level statistics) is decided by the
+launcher at run time from the actual sizes, so one candidate serves small and full sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from . import norms_src as S
+from .ir import Op, Region, Value
+from .pointwise import ChainCode
+from .runtime_src import COLLAPSE
+from .template_api import EmitContext, Emitted
+
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+ROW_MAX = 16384
+"""Longest row held in registers (16 warps x 32 fp32 per thread); longer rows go two-level, which
+also spreads the statistics of a few long rows over every SM. Rationale: below that, even a few
+rows (<= 132 x 64 KB) take ~1 us in one pass, less than the two extra launches of two-level."""
+
+
+@dataclass
+class NormSpec:
+    kind: str
+    x: Value
+    weight: Value | None = None
+    bias: Value | None = None
+    running_mean: Value | None = None
+    running_var: Value | None = None
+    nbt: str | None = None
+    """Generated-code expression of BatchNorm's num_batches_tracked buffer."""
+    mode: int = S.LAYER
+    eps: float = 1e-5
+    reduce_last: int = 0
+    """layer_norm / rms_norm: the number of trailing dims normalized."""
+    dim: int | None = None
+    """normalize: the reduced dim."""
+    groups: int = 1
+    training: bool = True
+    momentum: float | None = 0.1
+
+
+def _operands(op: Op) -> dict[str, Value] | None:
+    """weight / bias / running stats among op.inputs[1:], by the names lower.py gives them."""
+    found: dict[str, Value] = {}
+    rest = [v for v in op.inputs[1:] if v.is_tensor]
+    for key in ("weight", "bias"):
+        ref = op.attrs.get(key)
+        if isinstance(ref, str):
+            hit = [v for v in rest if v.name == ref]
+            if not hit:
+                return None
+            found[key] = hit[0]
+    for v in rest:
+        if v in found.values():
+            continue
+        key = next((k for k in ("weight", "bias", "running_mean", "running_var")
+                    if v.name.endswith("." + k) and k not in found), None)
+        if key is None:
+            return None  # an operand we cannot place
+        found[key] = v
+    return found
+
+
+def _float(v: object) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def parse_norm(op: Op) -> NormSpec | None:
+    """The op as a NormSpec, or None for shapes, dtypes and variants we leave to PyTorch."""
+    if not op.inputs or not op.inputs[0].is_tensor or op.out.meta is None:
+        return None
+    x = op.inputs[0]
+    meta = x.meta
+    if meta.dtype not in _FLOATS or op.out.meta.dtype != meta.dtype or op.out.meta.shape != meta.shape:
+        return None
+    ops = _operands(op)
+    if ops is None:
+        return None
+    spec = NormSpec(kind=op.kind, x=x, weight=ops.get("weight"), bias=ops.get("bias"),
+                    running_mean=ops.get("running_mean"), running_var=ops.get("running_var"))
+    a = op.attrs
+    eps = a.get("eps")
+    if op.kind == "rms_norm" and a.get("dim") is not None:
+        # norms_rewrite's RMS norm over one (not the last) dim
+        if not isinstance(a["dim"], int) or not 0 <= a["dim"] < meta.rank or spec.weight is not None:
+            return None
+        spec.dim, spec.mode = a["dim"], S.RMS
+        eps = torch.finfo(meta.dtype).eps if eps is None else eps
+        if spec.running_mean is not None or spec.running_var is not None:
+            return None
+    elif op.kind in ("layer_norm", "rms_norm"):
+        shape = a.get("normalized_shape")
+        shape = (shape,) if isinstance(shape, int) else shape
+        if not isinstance(shape, (tuple, list)) or not shape or not all(isinstance(s, int) for s in shape):
+            return None
+        k = len(shape)
+        if k > meta.rank or tuple(meta.shape[-k:]) != tuple(shape):
+            return None
+        spec.reduce_last, spec.mode = k, S.LAYER if op.kind == "layer_norm" else S.RMS
+        if eps is None and op.kind == "rms_norm":
+            eps = torch.finfo(meta.dtype).eps
+        if spec.running_mean is not None or spec.running_var is not None:
+            return None
+        n = 1
+        for s in shape:
+            n *= s
+        if any(p is not None and p.meta.numel != n for p in (spec.weight, spec.bias)):
+            return None
+    elif op.kind == "normalize":
+        p, dim = _float(a.get("p")), a.get("dim")
+        if p not in (1.0, 2.0) or not isinstance(dim, int) or not -meta.rank <= dim < max(meta.rank, 1):
+            return None
+        if spec.weight is not None or spec.bias is not None or meta.rank == 0 or a.get("out") is not None:
+            return None
+        spec.mode, spec.dim = (S.L2 if p == 2.0 else S.L1), dim % meta.rank
+    elif op.kind in ("group_norm", "instance_norm", "batch_norm"):
+        if meta.rank < (3 if op.kind == "instance_norm" else 2):
+            return None
+        c = meta.shape[1]
+        if any(p is not None and p.meta.numel != c for p in (spec.weight, spec.bias, spec.running_mean,
+                                                             spec.running_var)):
+            return None
+        if op.kind == "group_norm":
+            g = a.get("num_groups")
+            if not isinstance(g, int) or g <= 0 or c % g:
+                return None
+            spec.groups = g
+        elif op.kind == "batch_norm":
+            spec.training = bool(a.get("training", True))
+            mom = a.get("momentum", 0.1)
+            if mom is not None and _float(mom) is None:
+                return None
+            spec.momentum = None if mom is None else float(mom)
+            has_rm, has_rv = spec.running_mean is not None, spec.running_var is not None
+            if has_rm != has_rv or (not spec.training and not has_rm):
+                return None
+            if has_rm and spec.training:
+                if not spec.running_mean.name.endswith(".running_mean"):
+                    return None
+                spec.nbt = spec.running_mean.name[: -len("running_mean")] + "num_batches_tracked"
+        elif spec.running_mean is not None:
+            return None
+    else:
+        return None
+    if _float(eps) is None:
+        return None
+    spec.eps = float(eps)
+    return spec
+
+
+class Chains:
+    """The region's fused prologue (computes x) and epilogue (applied to the normalized value)
+    as ChainCode, spliced into kernel sources and launchers."""
+
+    def __init__(self, region: Region):
+        self.pro = ChainCode(region.prologue, Value("__nrm_no_anchor__"), "p") if region.prologue else None
+        self.epi = ChainCode(region.epilogue, region.anchor.out, "e") if region.epilogue else None
+
+    @property
+    def empty(self) -> bool:
+        return self.pro is None and self.epi is None
+
+    def _codes(self, with_epi: bool) -> list[ChainCode]:
+        return [c for c in (self.pro, self.epi if with_epi else None) if c is not None]
+
+    def fill(self, src: str, name: str, configs: list, with_epi: bool = True) -> str:
+        plain, const = [], []
+        for c in self._codes(with_epi):
+            params = c.kernel_params()
+            plain += [p for p in params if "constexpr" not in p]
+            const += [p for p in params if "constexpr" in p]
+        src = (src.replace("@NAME@", name).replace("@CONFIGS@", repr(configs))
+               .replace("@PLAIN@", "".join(", " + p for p in plain))
+               .replace("@CONST@", "".join(", " + p for p in const)))
+        out = []
+        for line in src.strip("\n").split("\n"):
+            marker, indent = line.strip(), line[: len(line) - len(line.lstrip())]
+            if marker.startswith(("#X# ", "#P# ")):
+                if (marker[1] == "P") == (self.pro is not None):
+                    out.append(indent + marker[4:])
+            elif marker == "#LOAD#":
+                out += [indent + ln for ln in self._load()]
+            elif marker == "#EPI#":
+                out += [indent + ln for ln in self._epilogue()]
+            else:
+                out.append(line)
+        return "\n".join(out)
+
+    def _load(self) -> list[str]:
+        if self.pro is None:
+            return ["v = tl.load(x + xoff, mask=mask, other=0.0)"]
+        body, var = self.pro.kernel_body("0.0", "lin", "mask")
+        return [*body, f"v = {var}"]
+
+    def _epilogue(self) -> list[str]:
+        if self.epi is None:
+            return ["res = out"]
+        body, var = self.epi.kernel_body("out", "lin", "mask")
+        return [*body, f"res = {var}"]
+
+    # ---- launcher side ---------------------------------------------------------------------
+    def params(self) -> tuple[list[str], list[str]]:
+        """(prologue operand parameters, epilogue operand parameters) of the launcher."""
+        pro = [f"pa{i}" for i in range(len(self.pro.ext))] if self.pro else []
+        epi = [f"ea{i}" for i in range(len(self.epi.ext))] if self.epi else []
+        return pro, epi
+
+    def forward_args(self) -> tuple[list[str], list[str]]:
+        return ([v.name for v in self.pro.ext] if self.pro else [],
+                [v.name for v in self.epi.ext] if self.epi else [])
+
+    def prelude(self, shape_expr: str) -> list[str]:
+        pro, epi = self.params()
+        lines = self.pro.launch_prelude(shape_expr, pro) if self.pro else ["p_args, p_kw = [], {}"]
+        lines += self.epi.launch_prelude(shape_expr, epi) if self.epi else ["e_args, e_kw = [], {}"]
+        return lines
+
+
+_KERNELS = {"row": (S.ROW_KERNEL, S.ROW_CONFIGS, True), "col": (S.COL_KERNEL, S.LOOP_CONFIGS, True),
+            "stats": (S.STATS_KERNEL, S.LOOP_CONFIGS, False), "apply": (S.APPLY_KERNEL, S.TILE_CONFIGS, True)}
+
+
+def _kernels(ctx: EmitContext, ch: Chains, which: list[str], em: Emitted) -> dict[str, str]:
+    """Kernel names; chain-free kernels are shared by all norms of the file (compiled once)."""
+    names = {}
+    for k in which:
+        src, configs, with_epi = _KERNELS[k]
+        if ch.pro is None and (ch.epi is None or not with_epi):
+            names[k] = f"_nrm_{k}_kernel"
+            ctx.share(names[k], ch.fill(src, names[k], configs, with_epi))
+        else:
+            names[k] = ctx.name(f"nrm_{k}_kernel")
+            em.kernels.append(ch.fill(src, names[k], configs, with_epi))
+    return names
+
+
+def _head(spec: NormSpec, ch: Chains, lname: str, extra: list[str], out_dtype: torch.dtype) -> list[str]:
+    """Launcher signature, output allocation, chain preludes and the layout of x."""
+    pro, epi = ch.params()
+    first = pro if ch.pro else ["x"]
+    lines = [f"def {lname}({', '.join([*first, *extra, *epi])}):"]
+    body = []
+    if ch.pro:
+        body += [f"shape = torch.broadcast_shapes({', '.join(p + '.shape' for p in pro)})",
+                 f"dev = {pro[0]}.device"]
+    else:
+        body += ["shape = x.shape", "dev = x.device"]
+    body += [f"y = torch.empty(shape, device=dev, dtype={out_dtype})",
+             "if y.numel() == 0:",
+             "    return y"]
+    body += ch.prelude("shape")
+    # With a prologue x is never loaded (the chain's operands are): it only stands in for the
+    # pointer argument, and the layout is the logical one.
+    body += ["x = y" if ch.pro else "",
+             f"i64 = _nrm_need64(x, y, *p_args[:{len(pro)}], *e_args[:{len(epi)}])"]
+    body += ["wt = y if w is None else w.reshape(-1)", "bt = y if b is None else b.reshape(-1)"]
+    return lines + ["    " + ln for ln in body if ln]
+
+
+def _call_tail(kw: str) -> str:
+    return f"*p_args, *e_args, {kw}, **p_kw, **e_kw"
+
+
+def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec) -> Emitted:
+    ctx.share("collapse", COLLAPSE)
+    ctx.share("norms_runtime", S.RUNTIME)
+    ch = Chains(region)
+    em = Emitted()
+    out = region.output()
+    extra_outs = [v for v in region.outputs if v.name != out.name]
+    if extra_outs:
+        raise ValueError(f"norm region would have to produce {extra_outs[0].name} too")
+    lname = ctx.name(f"{spec.kind}")
+    if spec.kind in ("layer_norm", "rms_norm", "normalize"):
+        k = _kernels(ctx, ch, ["row", "col", "stats", "apply"], em)
+        lines = _rows_launcher(spec, ch, lname, k, out.meta.dtype)
+        extra = [_arg(spec.weight), _arg(spec.bias)]
+    else:
+        which = ["row", "stats", "apply"] if spec.kind != "batch_norm" else ["stats", "apply"]
+        k = _kernels(ctx, ch, which, em)
+        lines = _grouped_launcher(spec, ch, lname, k, out.meta.dtype)
+        extra = [_arg(spec.weight), _arg(spec.bias), _arg(spec.running_mean), _arg(spec.running_var),
+                 spec.nbt or "None"]
+    em.helpers.append("\n".join(lines))
+    pro, epi = ch.forward_args()
+    first = pro if ch.pro else [spec.x.name]
+    em.lines.append(f"{out.name} = {lname}({', '.join([*first, *extra, *epi])})")
+    return em
+
+
+def _arg(v: Value | None) -> str:
+    return "None" if v is None else v.name
+
+
+def _rows_launcher(spec: NormSpec, ch: Chains, lname: str, k: dict[str, str], dt: torch.dtype) -> list[str]:
+    """layer_norm / rms_norm / normalize: rows in registers, strided columns, or two-level."""
+    lines = _head(spec, ch, lname, ["w", "b"], dt)
+    red = (f"len(shape) - {spec.reduce_last}, len(shape)" if spec.dim is None
+           else f"{spec.dim}, {spec.dim + 1}")
+    m, eps = spec.mode, repr(spec.eps)
+    aff = "HAS_W=w is not None, HAS_B=b is not None, I64=i64"
+    stats, apply = f"stats = _nrm_group_stats({k['stats']}, x, p_args, p_kw", f"{k['apply']}"
+    body = [f"d0, d1 = {red}"]
+    if ch.pro:
+        body += ["lay = _nrm_layout(shape, _nrm_cstrides(shape), d0, d1)"]
+    else:
+        body += ["lay = _nrm_layout(shape, x.stride(), d0, d1)",
+                 "if lay is None:",
+                 "    x = x.contiguous()",
+                 "    lay = _nrm_layout(shape, x.stride(), d0, d1)"]
+    body += [
+        "O, R, I, (so, sr, si), (yo, yr, yi) = lay",
+        "if I == 1 and (sr == 1 or R == 1):",
+        f"    if R <= {ROW_MAX}:",
+        "        grid = lambda meta: (triton.cdiv(O, meta['ROWS']),)",
+        f"        {k['row']}[grid](x, y, wt, bt, O, R, so, {eps}, 1, 1, 1, "
+        + _call_tail(f"MODE={m}, AFF=2, {aff}, BLOCK=_nrm_np2(R)") + ")",
+        "    else:",
+        f"        {stats}, 1, O, R, 0, so, 1, {m}, {eps}, i64)",
+        "        br, bl = _nrm_apply_plan(O, R)",
+        f"        {apply}[(triton.cdiv(O, br) * triton.cdiv(R, bl),)](x, y, stats, wt, bt, stats, stats, "
+        f"O, R, so, O, 1, 1, {eps}, "
+        + _call_tail(f"SIDX=0, AFF=2, {aff}, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl") + ")",
+        "else:",
+        "    one, br, bi = _nrm_col_plan(R, I)",
+        f"    {k['col']}[(O * triton.cdiv(I, bi),)](x, y, wt, bt, O, R, I, so, sr, si, yo, yr, yi, {eps}, "
+        + _call_tail(f"MODE={m}, {aff}, ONE_PASS=one, BLOCK_R=br, BLOCK_I=bi") + ")",
+        "return y"]
+    return lines + ["    " + ln for ln in body]
+
+
+def _grouped_launcher(spec: NormSpec, ch: Chains, lname: str, k: dict[str, str],
+                      dt: torch.dtype) -> list[str]:
+    """group_norm / instance_norm (rows in registers or two-level) and batch_norm (two-level in
+    training, one elementwise pass with the running statistics in eval)."""
+    lines = _head(spec, ch, lname, ["w", "b", "rm", "rv", "nbt"], dt)
+    eps = repr(spec.eps)
+    aff = "HAS_W=w is not None, HAS_B=b is not None, I64=i64"
+    stats = f"stats = _nrm_group_stats({k['stats']}, x, p_args, p_kw"
+    batch = f"SIDX=0, AFF=1, {aff}, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl"
+    body = ["N, C = shape[0], shape[1]",
+            "HW = y.numel() // (N * C)"]
+    if not ch.pro:
+        # Conv outputs are contiguous already; anything else pays one copy for coalesced passes.
+        body = ["x = x.contiguous()", *body]
+    apply_grid = "[(triton.cdiv(N * C, br) * triton.cdiv(HW, bl),)]"
+    if spec.kind == "batch_norm":
+        body += ["br, bl = _nrm_apply_plan(N * C, HW)"]
+        if spec.training:
+            mom = "None" if spec.momentum is None else repr(spec.momentum)
+            body += [f"{stats}, N, C, HW, C * HW, HW, 1, 0, {eps}, i64, rm, rv, nbt, {mom})",
+                     f"{k['apply']}{apply_grid}(x, y, stats, wt, bt, stats, stats, N * C, HW, HW, C, C, 1, "
+                     f"{eps}, " + _call_tail(batch.replace("SIDX=0", "SIDX=1")) + ")"]
+        else:
+            body += [f"{k['apply']}{apply_grid}(x, y, y, wt, bt, rm, rv, N * C, HW, HW, C, C, 1, {eps}, "
+                     + _call_tail(f"SIDX=1, AFF=1, {aff}, FROM_RUNNING=True, BLOCK_R=br, BLOCK_L=bl") + ")"]
+        return lines + ["    " + ln for ln in [*body, "return y"]]
+    groups = str(spec.groups) if spec.kind == "group_norm" else "C"
+    body += [f"G = {groups}",
+             "cpg = C // G",
+             "rows, R = N * G, cpg * HW",
+             f"if R <= {ROW_MAX}:",
+             "    grid = lambda meta: (triton.cdiv(rows, meta['ROWS']),)",
+             f"    {k['row']}[grid](x, y, wt, bt, rows, R, R, {eps}, G, cpg, HW, "
+             + _call_tail(f"MODE=0, AFF=1, {aff}, BLOCK=_nrm_np2(R)") + ")",
+             "else:",
+             f"    {stats}, 1, rows, R, 0, R, 1, 0, {eps}, i64)",
+             "    br, bl = _nrm_apply_plan(N * C, HW)",
+             f"    {k['apply']}{apply_grid}(x, y, stats, wt, bt, stats, stats, N * C, HW, HW, rows, C, cpg, "
+             f"{eps}, " + _call_tail(batch) + ")",
+             "return y"]
+    return lines + ["    " + ln for ln in body]
+
+
+def chains_supported(region: Region) -> bool:
+    """Fused chains whose operands ChainCode can load (tensors of a floating or bool dtype)."""
+    for ops in (region.prologue, region.epilogue):
+        for op in ops:
+            for v in op.inputs:
+                if v.is_tensor and not (v.meta.dtype.is_floating_point or v.meta.dtype == torch.bool):
+                    return False
+    return True

@@ -1,0 +1,35 @@
+"""Group / instance / batch norm with two-level statistics, fused with pointwise neighbours.
+
+Level 1 splits each group's (or BatchNorm channel's) elements into chunks over ~8 programs per SM
+and reduces each chunk with per-lane Welford into (count, mean, M2); level 2 combines the partials
+(Chan et al.) into shift and scale, and for BatchNorm in training also updates running_mean /
+running_var (momentum, unbiased variance) and num_batches_tracked like the module; one elementwise
+pass then normalizes, applies the affine map and the fused epilogue: 2 reads + 1 write of x with
+every SM streaming. Groups small enough for registers (GroupNorm after a Linear, instance norm of
+small maps) take the one-pass row kernel instead; BatchNorm in eval mode is the single pass with
+the running statistics.
+"""
+
+from __future__ import annotations
+
+from kernelskill.authors.builtin.ir import Region
+from kernelskill.authors.builtin.norms_emit import chains_supported, emit_norm, parse_norm
+from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
+
+
+class TwoLevelNormStatistics(Template):
+    kinds = ("group_norm", "batch_norm", "instance_norm")
+    supports_prologue = True
+    supports_epilogue = True
+    priority = 1
+
+    def match(self, region: Region) -> bool:
+        op = region.anchor
+        return (op is not None and op.kind in self.kinds and parse_norm(op) is not None
+                and chains_supported(region))
+
+    def emit(self, region: Region, ctx: EmitContext) -> Emitted:
+        return emit_norm(region, ctx, parse_norm(region.anchor))
+
+
+TEMPLATE = TwoLevelNormStatistics()
