@@ -20,7 +20,6 @@ from .capture import Captured, CaptureError, capture
 from .emit import assemble, assemble_verbatim
 from .fuse import partition
 from .ir import Region
-from .pointwise_template import FusedElementwise
 from .template_api import EmitContext, Emitted, Template
 from .templates import load_templates
 
@@ -49,8 +48,7 @@ class BuiltinAuthor:
     name = "builtin"
 
     def __init__(self, templates: dict[str, Template] | None = None):
-        self.templates = dict(templates) if templates is not None else {
-            "fuse-elementwise-chain": FusedElementwise(), **load_templates()}
+        self.templates = dict(templates) if templates is not None else dict(load_templates())
         for tid, t in self.templates.items():
             t.id = tid
         self._captured: dict[str, Captured] = {}
