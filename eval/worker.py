@@ -92,7 +92,10 @@ class Worker:
                            "compile_error") from None
         inputs = H.make_inputs(self.problem, self.opts.seed, self.device)
         try:
-            with torch.no_grad(), H.precision_flags(self.opts.allow_tf32), kernels.recording() as seen:
+            # Poisoned here too: a CUDA graph captured on this first call records the NaN fill of
+            # its own output buffers, so an element it never writes stays NaN in every replay.
+            with torch.no_grad(), H.precision_flags(self.opts.allow_tf32), kernels.recording() as seen, \
+                    poison.poisoned():
                 model(*H.clone(inputs))
                 _sync(self.device)
         except Exception as e:

@@ -92,6 +92,34 @@ class _RenameSuper(ast.NodeTransformer):
         return node
 
 
+# Tensor factories a forward may call with traced sizes or devices (`torch.ones(t, t,
+# device=x.device)` for a causal mask). torch.fx cannot intercept them (the proxies are not
+# tensors), so the tracer records them as graph nodes while it traces.
+_FACTORIES = ("ones", "zeros", "full", "empty", "arange", "eye", "tril_indices", "triu_indices")
+
+
+class _FactoryTracer(torch.fx.Tracer):
+    def trace(self, root: Any, concrete_args: Any = None) -> torch.fx.Graph:
+        originals = {name: getattr(torch, name) for name in _FACTORIES}
+
+        def wrap(fn: Any) -> Any:
+            def call(*args: Any, **kwargs: Any) -> Any:
+                leaves = [*args, *kwargs.values()]
+                leaves += [x for a in args if isinstance(a, (tuple, list)) for x in a]
+                if any(isinstance(x, torch.fx.Proxy) for x in leaves):
+                    return self.create_proxy("call_function", fn, args, kwargs)
+                return fn(*args, **kwargs)
+            return call
+
+        for name, fn in originals.items():
+            setattr(torch, name, wrap(fn))
+        try:
+            return super().trace(root, concrete_args)
+        finally:
+            for name, fn in originals.items():
+                setattr(torch, name, fn)
+
+
 def capture(problem_source: str, filename: str = "<problem>", size: str = "small") -> Captured:
     problem = load_problem(problem_source, size, filename)
     seeded(0)
@@ -100,7 +128,7 @@ def capture(problem_source: str, filename: str = "<problem>", size: str = "small
     inputs = list(problem.get_inputs())
     preamble, init_src, forward_args, _ = split_problem_source(problem_source)
     try:
-        gm = torch.fx.symbolic_trace(model)
+        gm = torch.fx.GraphModule(model, _FactoryTracer().trace(model))
     except Exception as e:
         raise CaptureError(f"torch.fx could not trace Model.forward: {type(e).__name__}: "
                            f"{str(e).splitlines()[0][:200]}") from None

@@ -64,8 +64,10 @@ SPECS.update({
     "linalg_vector_norm": ("norm", 1, ("p", "dim", "keepdim"), {"p": 2.0, "dim": None, "keepdim": False}),
     "vector_norm": ("norm", 1, ("p", "dim", "keepdim"), {"p": 2.0, "dim": None, "keepdim": False}),
     # row ops
-    "softmax": ("softmax", 1, ("dim",), {"dim": None}),
-    "log_softmax": ("log_softmax", 1, ("dim",), {"dim": None}),
+    # F.softmax / F.log_softmax trace with _stacklevel and dtype (templates check dtype is None).
+    "softmax": ("softmax", 1, ("dim", "_stacklevel", "dtype"), {"dim": None, "_stacklevel": 3, "dtype": None}),
+    "log_softmax": ("log_softmax", 1, ("dim", "_stacklevel", "dtype"),
+                    {"dim": None, "_stacklevel": 3, "dtype": None}),
     "cumsum": ("cumsum", 1, ("dim",), {}), "cumprod": ("cumprod", 1, ("dim",), {}),
     "flip": ("flip", 1, ("dims",), {}),
     "layer_norm": ("layer_norm", 1, ("normalized_shape", "weight", "bias", "eps"),
@@ -228,6 +230,8 @@ class _Lowerer:
         if spec is None or inplace:
             return Op("torch", self.operands(args, kwargs), out, {}, expr)
         kind, n_tensors, names, defaults = spec
+        if name == "flip" and len(args) > 2:  # x.flip(1, 2): the dims come as varargs
+            args = (args[0], tuple(args[1:]))
         if len(args) < n_tensors and not kwargs:
             return Op("torch", self.operands(args, kwargs), out, {}, expr)
         operands = [self.value_of(a) for a in args[:n_tensors]]
