@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .problem import ProblemError, check_problem_source
@@ -68,43 +69,72 @@ def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | 
 
 def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,
                 candidate_name: str, result: EvalResult) -> EvalResult:
+    run = run_child("kernelskill.eval.worker", {
+        "problem_source": problem_source, "candidate_source": candidate_source,
+        "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict()},
+        opts.device, opts.timeout_s)
+    if run.timed_out:
+        result.log_tail = run.log_tail
+        return result.fail(run.stage, f"timed out after {opts.timeout_s:g} s during {run.stage}", "timeout")
+    if run.payload is None:
+        result.log_tail = run.log_tail
+        return result.fail(run.stage, f"worker crashed during {run.stage} {run.crash_reason()}", "crash")
+    out = EvalResult.from_dict(run.payload)
+    out.log_tail = run.log_tail
+    if out.elapsed_s is None:
+        out.elapsed_s = run.elapsed_s
+    return out
+
+
+@dataclass
+class ChildRun:
+    """What a child process left: its signed payload (None when it wrote none we can believe)."""
+
+    payload: dict | None
+    stage: str
+    """The last stage the child wrote to its PROGRESS file."""
+    log_tail: str
+    timed_out: bool
+    returncode: int
+    elapsed_s: float
+
+    def crash_reason(self) -> str:
+        """'(exit code N): last log line' or '(signal SIGSEGV): ...', for a one-line error."""
+        why = f"exit code {self.returncode}" if self.returncode >= 0 else \
+            f"signal {signal.Signals(-self.returncode).name}"
+        last = self.log_tail.strip().splitlines()[-1][:300] if self.log_tail.strip() else "no output"
+        return f"({why}): {last}"
+
+
+def run_child(module: str, request: dict, device: str, timeout_s: float) -> ChildRun:
+    """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, sandboxed as above.
+
+    The child reads a per-run signing key from stdin and must sign its result with it; on expiry
+    of `timeout_s`, and in any case once it exits, its whole process group is killed.
+    """
     key = secrets.token_bytes(32)
     with tempfile.TemporaryDirectory(prefix="kernelskill-eval-") as tmp:
         d = Path(tmp)
         req, res, progress, log = d / "request.json", d / "result.json", d / "progress", d / "worker.log"
-        req.write_text(json.dumps({
-            "problem_source": problem_source, "candidate_source": candidate_source,
-            "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict()}))
+        req.write_text(json.dumps(request))
         progress.write_text("load")
         # -P: the working directory is not put on sys.path; cwd is the scratch folder anyway.
-        cmd = [sys.executable, "-P", "-m", "kernelskill.eval.worker", str(req), str(res), str(progress)]
+        cmd = [sys.executable, "-P", "-m", module, str(req), str(res), str(progress)]
         started = time.time()
+        timed_out = False
         with open(log, "wb") as logf:
-            proc = subprocess.Popen(cmd, cwd=d, env=child_env(opts.device), stdin=subprocess.PIPE,
+            proc = subprocess.Popen(cmd, cwd=d, env=child_env(device), stdin=subprocess.PIPE,
                                     stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
             try:
-                proc.communicate(key.hex().encode() + b"\n", timeout=opts.timeout_s)
+                proc.communicate(key.hex().encode() + b"\n", timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                stage = progress.read_text().strip() or "load"
-                result.log_tail = _tail(log)
-                return result.fail(stage, f"timed out after {opts.timeout_s:g} s during {stage}", "timeout")
+                timed_out = True
             finally:
                 _kill_group(proc)  # nothing the candidate started may outlive the evaluation
-        tail = _tail(log)
-        stage = progress.read_text().strip() or "load"
-        payload = _verified(res, key)
-        if payload is None:
-            why = f"exit code {proc.returncode}" if proc.returncode >= 0 else \
-                f"signal {signal.Signals(-proc.returncode).name}"
-            last = tail.strip().splitlines()[-1][:300] if tail.strip() else "no output"
-            result.log_tail = tail
-            return result.fail(stage, f"worker crashed during {stage} ({why}): {last}", "crash")
-        out = EvalResult.from_dict(payload)
-        out.log_tail = tail
-        if out.elapsed_s is None:
-            out.elapsed_s = round(time.time() - started, 3)
-        return out
+        return ChildRun(payload=None if timed_out else _verified(res, key),
+                        stage=progress.read_text().strip() or "load", log_tail=_tail(log),
+                        timed_out=timed_out, returncode=proc.returncode,
+                        elapsed_s=round(time.time() - started, 3))
 
 
 def _verified(res: Path, key: bytes) -> dict | None:

@@ -64,6 +64,27 @@ class KernelStat(BaseModel):
     spills: int | None = Field(default=None, description="Local-memory spill bytes per thread")
     stall_reasons: list[str] = Field(default_factory=list, description="Main warp-stall reasons, worst first")
     bottleneck: Bottleneck | None = None
+    # Added by the profiler (issue 6): launch geometry, the rest of Nsight Compute, speed of light.
+    kind: str = Field(default="kernel", description="'kernel', 'memset' or 'memcpy'")
+    duration_us: float | None = Field(default=None, description="One launch, as Nsight Compute timed it")
+    grid: int | None = Field(default=None, description="Blocks per launch")
+    block: int | None = Field(default=None, description="Threads per block")
+    blocks_per_sm: float | None = Field(default=None, description="Grid blocks / SMs; < 1 leaves SMs idle")
+    waves: float | None = Field(default=None, description="Waves of resident blocks per SM (ncu)")
+    theoretical_occupancy_pct: float | None = None
+    spill_requests: float | None = Field(default=None, description="Local-memory spill requests (ncu)")
+    stalls: dict[str, float] = Field(default_factory=dict, description="Stall reason -> warp cycles per "
+                                     "issued instruction, worst first")
+    top_pipe: str | None = Field(default=None, description="Busiest pipeline per ncu, e.g. FMA, Tensor, ALU")
+    top_pipe_pct: float | None = None
+    dram_bytes: float | None = Field(default=None, description="DRAM bytes read + written per launch (ncu)")
+    flops: float | None = Field(default=None, description="fp32 CUDA-core FLOPs per launch (ncu)")
+    bandwidth_pct: float | None = Field(default=None, description="DRAM bytes / duration, % of the measured "
+                                        "copy bandwidth")
+    flops_pct: float | None = Field(default=None, description="FLOP rate, % of the measured fp32 matmul rate")
+    headroom: float | None = Field(default=None, description="Duration over this kernel's own roofline time "
+                                   "(its actual DRAM bytes and FLOPs)")
+    rationale: str = Field(default="", description="The numbers behind `bottleneck`")
 
 
 class Profile(BaseModel):
@@ -75,13 +96,34 @@ class Profile(BaseModel):
     op_kinds: list[str] = Field(default_factory=list, description="Operator names, e.g. conv2d, relu, sum")
     flops: float = 0.0
     bytes: float = Field(default=0.0, description="Minimum bytes moved: inputs, parameters, outputs once")
-    floor_ms: float | None = Field(default=None, description="Speed-of-light time; None without a GPU")
+    floor_ms: float | None = Field(default=None, description="Speed-of-light time (static profiles: on the "
+                                   "reference H200's ceilings)")
     runtime_ms: float | None = None
     headroom: float | None = Field(default=None, description="runtime / floor")
     kernel_count: int = Field(default=0, description="Kernel launches per forward")
     launch_gap_us: float | None = Field(default=None, description="Mean idle gap between launches")
     kernels: list[KernelStat] = Field(default_factory=list)
     signature: str = Field(default="", description="Compact text: bottleneck, metrics, structure, ops")
+    # Added by the profiler (issue 6).
+    subject: str | None = Field(default=None, description="Source hash of the profiled candidate; None: "
+                                "the reference")
+    gpu: str | None = None
+    precision_policy: str = "strict-fp32"
+    bandwidth_gbs: float | None = Field(default=None, description="Ceiling behind floor_ms: measured copy "
+                                        "bandwidth (read + write)")
+    peak_tflops: float | None = Field(default=None, description="Ceiling behind floor_ms: measured fp32 "
+                                      "matmul rate")
+    busy_ms: float | None = Field(default=None, description="GPU time of all launches in one forward")
+    achieved_gbs: float | None = Field(default=None, description="Minimum bytes / runtime")
+    achieved_tflops: float | None = Field(default=None, description="FLOPs / runtime")
+    dram_pct: float | None = Field(default=None, description="DRAM % of peak, time-weighted over ncu kernels")
+    sm_pct: float | None = Field(default=None, description="SM % of peak, time-weighted over ncu kernels")
+    occupancy_pct: float | None = Field(default=None, description="Achieved occupancy, time-weighted (ncu)")
+    bottleneck_shares: dict[str, float] = Field(default_factory=dict, description="Share of GPU time per "
+                                                "kernel class")
+    rationale: str = Field(default="", description="The numbers behind `bottleneck`")
+    ncu_status: str | None = Field(default=None, description="Nsight Compute: 'ok: ...' or why not run")
+    notes: list[str] = Field(default_factory=list, description="Caveats a reader of the numbers needs")
 
 
 class Plan(BaseModel):
