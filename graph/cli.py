@@ -16,8 +16,10 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "optimize": ("cmd_optimize", "run the agent graph on a problem; write solution.py and report.json"),
     "eval": ("cmd_eval", "check a candidate ModelNew against a problem and time it"),
+    "profile": ("cmd_profile", "where a forward's time goes: kernels, speed of light, bottleneck class"),
     "skills": ("cmd_skills", "browse, search and score the optimization skill library"),
     "graph": ("cmd_graph", "print the agent graph (Mermaid)"),
+    "bench": ("cmd_bench", "optimize a suite of problems, one worker per GPU; results, metrics, HTML report"),
     "wheelhouse": ("cmd_wheelhouse", "download every wheel an air-gapped GPU host needs"),
 }
 

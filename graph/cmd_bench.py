@@ -1,0 +1,255 @@
+"""`kernelskill bench PATH...`: optimize a suite of problems, one worker per GPU, resumable.
+
+Writes DIR/results.jsonl (one row per problem, appended as it ends), DIR/<level>/<problem>/
+(solution.py, report.json, log.txt, the thread's checkpoints), DIR/summary.json and DIR/report.html,
+and prints the metrics table last. Progress goes to stderr, the table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .bench_records import SETTINGS, BenchSettings, ResultRow
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .cmd_eval import add_device_arguments
+
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="problem files, folders of them, or folders of level<N>/ folders (a KernelBench "
+                        "checkout's KernelBench/); with --resume, default: the bench's own")
+    p.add_argument("--author", choices=["builtin", "llm"], default=None,
+                   help="who writes kernels (default builtin)")
+    p.add_argument("--model", default=None, help="LLM model name (with --author llm)")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (with --author llm)")
+    add_device_arguments(p)
+    p.add_argument("--gpus", default=None,
+                   help="GPU indices to use, one worker each, e.g. 0,1,2 (default: all visible)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="problems in flight at once with --device cpu or --server (default 1)")
+    p.add_argument("--out", default=None, help="bench folder (default runs/bench-<time>)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the bench in --out: skip finished problems")
+    p.add_argument("--filter", action="append", default=[], metavar="GLOB",
+                   help="only problems whose key (level1/11_gelu) or file stem matches; repeatable")
+    p.add_argument("--rounds", type=int, default=None, help="optimization rounds per problem at most")
+    p.add_argument("--server", default=None, metavar="URL",
+                   help="run each problem as a thread on this LangGraph server instead of in-process")
+    p.add_argument("--config", default=None, help="configuration file (TOML, YAML or JSON)")
+    p.add_argument("--allow-tf32", action="store_true", default=None, help="allow TF32 (precision policy)")
+
+
+def parse_gpus(text: str, visible: int) -> list[int]:
+    """'0,2' -> [0, 2], checked against the number of visible GPUs; ValueError says what is wrong."""
+    try:
+        ids = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"bad --gpus {text!r}: use comma-separated GPU indices like 0,1,2") from None
+    if not ids or any(i < 0 for i in ids) or len(set(ids)) != len(ids):
+        raise ValueError(f"bad --gpus {text!r}: use distinct non-negative GPU indices like 0,1,2")
+    if max(ids) >= visible:
+        raise ValueError(f"--gpus {text}: only {visible} GPU(s) visible (indices 0-{visible - 1})"
+                         if visible else f"--gpus {text}: no GPU is visible; use --device cpu")
+    return ids
+
+
+def progress_line(done: int, total: int, row: ResultRow, label: str, eta_s: float | None) -> str:
+    """'[12/88] level1/11_gelu ok 1.83x eager, 1.21x compile (41 s, GPU 0)'."""
+    if row.error:
+        word = f"ERROR {row.error[:120]}"
+    elif not row.correct:
+        word = "FAIL no correct candidate"
+    elif row.device != "cuda":
+        word = "ok (CPU timing)"
+    else:
+        word = "ok" if not row.solution_is_reference else "ref (reference kept)"
+        if row.speedup_vs_eager:
+            word += f" {row.speedup_vs_eager:.2f}x eager"
+            if row.speedup_vs_compile:
+                word += f", {row.speedup_vs_compile:.2f}x compile"
+    eta = "" if eta_s is None or done >= total else (
+        f", eta {eta_s:.0f} s" if eta_s < 120 else f", eta {eta_s / 60:.0f} min")
+    return f"[{done}/{total}] {row.problem} {word} ({row.wall_s:.0f} s, {label}{eta})"
+
+
+def _settings(args: argparse.Namespace, out: Path) -> BenchSettings:
+    """The bench's settings: from the command line, or on --resume from DIR/bench.json (a conflicting
+    option is an error: one bench folder holds one set of settings)."""
+    from .cli import UsageError
+    from .cmd_eval import resolve_device
+
+    given = {"device": args.device, "size": args.size, "author": args.author, "rounds": args.rounds,
+             "model": args.model, "base_url": args.base_url, "allow_tf32": args.allow_tf32}
+    if args.resume:
+        try:
+            saved = BenchSettings.model_validate_json((out / SETTINGS).read_text())
+        except FileNotFoundError:
+            raise UsageError(f"--resume: {out} is not a bench folder (no {SETTINGS}); "
+                             "drop --resume to start one") from None
+        for k, v in given.items():
+            if v is not None and v != getattr(saved, k):
+                raise UsageError(f"--resume: {out} was benched with {k}={getattr(saved, k)}, not {v}; "
+                                 "resume with the same settings or use another --out")
+        changes = {"paths": _absolute(args.paths), "filters": args.filter, "server": args.server,
+                   "config": args.config and _absolute([args.config])[0]}
+        return saved.model_copy(update={k: v for k, v in changes.items() if v})
+    if not args.paths:
+        raise UsageError("no problems given: kernelskill bench PATH... (a problem file, a folder of them, "
+                         "or a folder of level<N>/ folders)")
+    if (out / "results.jsonl").exists():
+        raise UsageError(f"{out} already holds a bench: add --resume to continue it, or pick another --out")
+    device = args.device or ("cuda" if args.server else None)
+    device, size = resolve_device(device, args.size)
+    return BenchSettings(paths=_absolute(args.paths), filters=list(args.filter), device=device, size=size,
+                         author=args.author or "builtin", rounds=args.rounds or 0, model=args.model,
+                         base_url=args.base_url, allow_tf32=bool(args.allow_tf32), server=args.server,
+                         config=args.config and _absolute([args.config])[0])
+
+
+def _absolute(paths: list[str]) -> list[str]:
+    """Absolute, so that `--resume` works from any working directory."""
+    return [str(Path(p).absolute()) for p in paths]
+
+
+def _workers(args: argparse.Namespace, s: BenchSettings) -> list[Any]:
+    from .bench_pool import WorkerSpec
+    from .cli import UsageError
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if s.device == "cuda" and not s.server:
+        if args.jobs is not None:
+            raise UsageError("--jobs is for --device cpu and --server; on GPUs it is one worker per "
+                             "--gpus entry")
+        import torch
+
+        visible = torch.cuda.device_count()
+        try:
+            ids = parse_gpus(args.gpus, visible) if args.gpus else list(range(visible))
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        if not ids:
+            raise UsageError("no GPU is visible: use --device cpu, or run on a machine with a CUDA GPU")
+        # Indices are relative to the GPUs this process sees, which CUDA_VISIBLE_DEVICES may already narrow.
+        names = [x for x in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
+        return [WorkerSpec(f"GPU {i}", {"CUDA_VISIBLE_DEVICES": names[i] if i < len(names) else str(i)})
+                for i in ids]
+    if args.gpus:
+        raise UsageError("--gpus needs --device cuda (and no --server: the server owns its GPUs)")
+    label = "server" if s.server else "cpu"
+    return [WorkerSpec(f"{label} {k}" if (args.jobs or 1) > 1 else label) for k in range(args.jobs or 1)]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..eval.problem import ProblemError
+    from ..state.graph_state import RunSettings
+    from .bench_html import write_report
+    from .bench_metrics import render_table, summarize
+    from .bench_pool import PoolError, WorkerPool
+    from .bench_problems import DiscoveryError, discover, select, thread_id
+    from .bench_records import append_row, error_row, read_rows, row_from_report
+    from .cli import UsageError
+    from .config import KernelSkillConfig
+
+    if args.resume and not args.out:
+        raise UsageError("--resume needs --out DIR: the folder of the bench to continue")
+    if args.rounds is not None and args.rounds < 1:
+        raise UsageError("--rounds must be at least 1")
+    out = Path(args.out or f"runs/bench-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    s = _settings(args, out)
+    try:
+        cfg = KernelSkillConfig.load(s.config)
+        problems = select(discover(s.paths, warn=lambda m: print(f"kernelskill bench: {m}", file=sys.stderr)),
+                          s.filters)
+    except (DiscoveryError, ProblemError, FileNotFoundError, ValueError) as e:
+        raise UsageError(str(e).splitlines()[0]) from None
+    cfg = cfg.override("run", device=s.device, size=s.size, author=s.author, rounds=s.rounds or None,
+                       allow_tf32=s.allow_tf32)
+    cfg = cfg.override("llm", model=s.model, base_url=s.base_url)
+    s.rounds = cfg.run.rounds
+    specs = _workers(args, s)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SETTINGS).write_text(s.model_dump_json(indent=1))
+    r = cfg.run
+    run_settings = RunSettings(device=r.device, size=r.size, author=r.author, model=s.model,
+                               base_url=s.base_url, rounds=r.rounds, repairs=r.repairs,
+                               wall_clock_s=r.wall_clock_s, trials=r.trials, eval_timeout_s=r.eval_timeout_s,
+                               allow_tf32=r.allow_tf32, baselines=r.baselines, min_gain=r.min_gain)
+    finished = {row.problem for row in read_rows(out) if row.error is None}
+    todo = [p for p in problems if p.key not in finished]
+    by_key = {p.key: p for p in problems}
+    total, done = len(problems), len(problems) - len(todo)
+    say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    say(f"bench: {total} problems ({done} already done) on {len(specs)} worker(s) "
+        f"[{', '.join(w.label for w in specs)}], {s.device}, {s.size} sizes, author {s.author}, "
+        f"{s.rounds} rounds -> {out}")
+    started = time.time()
+
+    def on_result(task: dict[str, Any], reply: dict[str, Any], label: str) -> None:
+        nonlocal done
+        p, now = by_key[task["key"]], time.time()
+        wall, err, pdir = float(reply.get("wall_s") or 0.0), reply.get("error"), Path(task["out"])
+        tid = task["row_thread"]
+        row = None
+        if not err:
+            try:
+                report = json.loads((pdir / "report.json").read_text())
+                row = row_from_report(p, report, device=s.device, wall_s=wall, thread_id=tid, bench_dir=out,
+                                      out_dir=pdir, finished_at=now)
+            except (OSError, ValueError) as e:
+                err = f"no usable report.json: {e}"
+        if row is None:
+            row = error_row(p, err or "unknown error", device=s.device, wall_s=wall, thread_id=tid,
+                            finished_at=now)
+        append_row(out, row)
+        done += 1
+        ran = done - (total - len(todo))
+        eta = (now - started) / ran * (total - done) if ran else None
+        say(progress_line(done, total, row, label, eta))
+
+    from .bench_server import server_thread_id  # the row names the thread where it can be inspected
+
+    tasks = [{"key": p.key, "path": str(p.path), "name": p.name, "out": str(out / p.level / p.name),
+              "thread_id": (tid := thread_id(s.bench_id, p)),
+              "row_thread": server_thread_id(tid) if s.server else tid}
+             for p in todo]
+    interrupted = False
+    try:
+        if tasks:
+            if not s.server and len(specs) > 1:
+                _warm_index(cfg)
+            setup = {"config": cfg.model_dump(mode="json"), "settings": run_settings.model_dump(),
+                     "server": s.server}
+            WorkerPool(specs, setup, out / "workers").run(tasks, on_result)
+    except PoolError as e:
+        raise UsageError(str(e)) from None
+    except KeyboardInterrupt:
+        interrupted = True
+    rows = read_rows(out)
+    summary = summarize(rows)
+    (out / "summary.json").write_text(summary.model_dump_json(indent=1))
+    html = write_report(out, rows, summary, {"device": s.device, "size": s.size, "author": s.author,
+                                             "rounds": s.rounds, "server": s.server,
+                                             "precision": "tf32" if s.allow_tf32 else "strict fp32"})
+    print(render_table(summary))
+    say(f"wrote {out / 'results.jsonl'}, {out / 'summary.json'} and {html} "
+        f"({time.time() - started:.0f} s this session)")
+    if interrupted:
+        say(f"interrupted: {done} of {total} problems done; continue with "
+            f"`kernelskill bench --resume --out {out}`")
+        return 130
+    return 1 if any(row.error for row in rows) else 0
+
+
+def _warm_index(cfg: Any) -> None:
+    """Build the skill index once before the workers start, so they only read it (no racing first sync)."""
+    from ..nodes.runtime import get_index, set_config
+
+    set_config(cfg)
+    get_index().sync()
