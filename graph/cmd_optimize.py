@@ -49,6 +49,13 @@ def run(args: argparse.Namespace) -> int:
                            base_url=args.base_url, rounds=r.rounds, repairs=r.repairs,
                            wall_clock_s=r.wall_clock_s, trials=r.trials, eval_timeout_s=r.eval_timeout_s,
                            allow_tf32=r.allow_tf32, baselines=r.baselines, min_gain=r.min_gain)
+    from ..authors.base import AuthorError
+    from ..nodes.runtime import get_author
+
+    try:  # a misconfigured author (no key, no endpoint) is a usage error, not a traceback mid-run
+        get_author(settings)
+    except AuthorError as e:
+        raise UsageError(str(e)) from None
     name = Path(args.problem).stem
     problem = Problem(name=name, path=str(args.problem), source=source, size=r.size)
     thread = args.thread or f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -41,6 +41,7 @@ def generator(state: GraphState) -> dict[str, Any]:
     except AuthorError as e:
         failed = Attempt(round=state.round, node="generator", skill_id=plan.skill_id if plan else None,
                          params=plan.params if plan else {}, source_hash=source_hash(""),
-                         outcome="compile-error", stage="author", error=str(e))
+                         outcome="compile-error", stage="author", error=str(e),
+                         tokens=getattr(e, "tokens", None))
         return {"candidate": None, "plan": None, "attempts": [failed], "repairs": 0}
     return {"candidate": cand, "node": "generator", "plan": None, "repairs": 0}

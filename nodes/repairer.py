@@ -25,6 +25,7 @@ def repairer(state: GraphState) -> dict[str, Any]:
     except AuthorError as e:
         gave_up = Attempt(round=state.round, node="repairer", skill_id=cand.skill_id if cand else None,
                           params=cand.params if cand else {}, source_hash=source_hash(""),
-                          outcome="compile-error", stage="author", error=str(e))
+                          outcome="compile-error", stage="author", error=str(e),
+                          tokens=getattr(e, "tokens", None))
         return {"candidate": None, "attempts": [gave_up], "repairs": state.settings.repairs}
     return {"candidate": fixed, "node": "repairer", "repairs": state.repairs + 1}

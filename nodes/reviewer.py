@@ -85,7 +85,8 @@ def reviewer(state: GraphState) -> dict[str, Any]:
                       error=error, failed_checks=v.failed_checks, runtime_ms=v.runtime_ms,
                       eager_ms=v.eager_ms, compile_ms=v.compile_ms, speedup_vs_eager=v.speedup_vs_eager,
                       speedup_vs_compile=v.speedup_vs_compile,
-                      profile_signature=state.profile.signature if state.profile else None, note=cand.note)
+                      profile_signature=state.profile.signature if state.profile else None, note=cand.note,
+                      tokens=(cand.author_state or {}).get("tokens"))
     update: dict[str, Any] = {"verdict": v, "attempts": [attempt],
                               "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
     better = is_better(v, state.best_verdict, s.min_gain)
