@@ -1,0 +1,348 @@
+"""Generated-code pieces of the GEMM family (skills/gemm-*, gemv-bandwidth-kernel,
+batched-small-gemm, triangular-matmul-skip-tiles, symmetric-structure-half-work).
+
+One kernel text serves every variant: C[b] = A[b] @ B[b] over up to two (collapsed) batch dims
+with arbitrary operand strides, a grouped tile order, an fp32 accumulator, and the region's
+pointwise epilogue (`GemmChain`) applied to the tile before its only store. Python switches
+add what a variant needs: a K range per tile (split-K chunks, triangular operands, skipped
+zero tiles), a triangular output mask, a mirrored store (symmetric outputs), or a CUDA-core
+FMA inner loop instead of `tl.dot` (matrix-vector shapes, where tensor-core tiles are padding),
+run on C^T = B^T A^T when the small dimension is M.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ir import Op, Value
+from .pointwise import chain_statements, external_inputs
+
+# Launcher-side helpers shared by every GEMM region of a file (emitted once).
+GEMM_RUNTIME = '''
+def _gemm_batch(shape, sa, sb):
+    """Batch dims of both operands as two (size, a stride, b stride) triples: size-1 dims dropped,
+    adjacent dims merged where both operands allow it; None when more than two remain."""
+    dims = [[n, x, y] for n, x, y in zip(shape, sa, sb) if n != 1]
+    i = len(dims) - 2
+    while i >= 0:
+        n1, x1, y1 = dims[i + 1]
+        if dims[i][1] == x1 * n1 and dims[i][2] == y1 * n1:
+            dims[i + 1][0] *= dims[i][0]
+            del dims[i]
+        i -= 1
+    if len(dims) > 2:
+        return None
+    return [[1, 0, 0]] * (2 - len(dims)) + dims
+
+
+def _gemm_plan(a, b, linear, fold=True):
+    """Operands in GEMM form with torch.matmul semantics (F.linear: b is the [N, K] weight):
+    (A [.., M, K], B [.., K, N], M, N, K, two batch triples, output shape, output shape with the
+    M and N dims of rank-1 operands kept). `fold`: a batch of A times one matrix B may run as one
+    GEMM with the batch folded into M."""
+    if linear:
+        out_shape = gshape = (*a.shape[:-1], b.shape[0])
+        a, b = a.reshape(-1, a.shape[-1]), b.t()
+    else:
+        lead = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]) if a.dim() > 1 and b.dim() > 1 else \\
+            (a.shape[:-2] if b.dim() == 1 else b.shape[:-2])
+        out_shape = (*lead, *a.shape[-2:-1], *(b.shape[-1:] if b.dim() > 1 else ()))
+        gshape = (*lead, a.shape[-2] if a.dim() > 1 else 1, b.shape[-1] if b.dim() > 1 else 1)
+        a = a.unsqueeze(0) if a.dim() == 1 else a
+        b = b.unsqueeze(-1) if b.dim() == 1 else b
+        if fold and b.dim() == 2 and a.dim() > 2:
+            # Rationale: a shared right operand folds the batch into M (one large GEMM, as PyTorch
+            # does); reshape is a view for the usual layouts and one copy of A otherwise.
+            a = a.reshape(-1, a.shape[-1])
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = a.expand(*batch, M, K), b.expand(*batch, K, N)
+    dims = _gemm_batch(batch, a.stride()[:-2], b.stride()[:-2])
+    if dims is None:
+        a, b = a.reshape(-1, M, K), b.reshape(-1, K, N)
+        dims = _gemm_batch(a.shape[:-2], a.stride()[:-2], b.stride()[:-2])
+    return a, b, M, N, K, dims[0], dims[1], out_shape, gshape
+
+
+def _gemm_ext(t, out_shape, gshape):
+    """An epilogue operand broadcast over the output, addressed by output (row, column): rows are
+    the output's leading dims (of its GEMM view `gshape`) collapsed to <= 3, the column stride is
+    the last dim's. Returns (tensor, [R1, R2, r0, r1, r2, c], number of row dims used)."""
+    st = t.expand(out_shape).view(gshape).stride()
+    rows = [[n, s] for n, s in zip(gshape[:-1], st[:-1]) if n != 1]
+    i = len(rows) - 2
+    while i >= 0:
+        if rows[i][1] == rows[i + 1][1] * rows[i + 1][0]:
+            rows[i + 1][0] *= rows[i][0]
+            del rows[i]
+        i -= 1
+    while rows and rows[0][1] == 0:
+        del rows[0]  # outermost broadcast dims add nothing (the kernel wraps the next one)
+    if len(rows) > 3:
+        return _gemm_ext(t.expand(out_shape).contiguous(), out_shape, gshape)
+    pad = [[1, 0]] * (3 - len(rows)) + rows
+    return t, [pad[1][0], pad[2][0], pad[0][1], pad[1][1], pad[2][1], st[-1]], len(rows)
+
+
+def _gemm_big(*tensors):
+    """True when an element offset of some operand may not fit in int32."""
+    return any(t.numel() >= 2**31 or sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride())) >= 2**31
+               for t in tensors)
+'''
+
+
+@dataclass
+class KernelOpts:
+    precision: str = "tf32x3"
+    """input_precision of tl.dot: "tf32x3" or "ieee" (strict fp32), "tf32" (TF32 policy only)."""
+    inner: str = "dot"
+    """"dot": tensor-core tiles; "fma": CUDA-core multiply-adds reduced over each K step (tiny N)."""
+    has_bias: bool = False
+    split: bool = False
+    """Write fp32 partial sums of one K chunk per program (split-K); no bias, no epilogue."""
+    a_tri: tuple[str, int] | None = None
+    """(tril|triu, diagonal): A is triangular, so each row tile of C needs only part of K."""
+    b_tri: tuple[str, int] | None = None
+    out_tri: tuple[str, int] | None = None
+    """(tril|triu, diagonal): the output is masked to a triangle; tiles outside it are skipped."""
+    mirror: bool = False
+    """Symmetric output (M == N): only tiles with pid_m >= pid_n run, each stored twice."""
+    swap: bool = False
+    """The kernel computes C^T = B^T A^T (launched with the operands exchanged): the output and
+    the bias are indexed transposed. Lets one small-N kernel serve small M too."""
+
+
+class GemmChain:
+    """A pointwise epilogue on a GEMM tile whose external operands are addressed by output row and
+    column: address = (base + row_off[r])[:, None] + col_off[c][None, :], with the row part on a
+    [BLOCK_M] vector (integer divisions only for operands broadcast over part of the rows) and a
+    bias-like operand (no row dims) loaded as one [BLOCK_N] vector. `ChainCode`'s flat-index
+    `_bcast_off` costs two integer divisions per tile element. Register budget (ptxas, sm_90,
+    128x128 tf32x3 tile at 255 registers): bias-like operands add no spill, one full-tile operand
+    ~56 bytes, two ~250 bytes, all after the K loop."""
+
+    def __init__(self, ops: list[Op], anchor: Value, prefix: str = "e"):
+        self.ops, self.anchor, self.p = ops, anchor, prefix
+        self.ext = external_inputs(ops, produced={anchor.name})
+
+    @property
+    def empty(self) -> bool:
+        return not self.ops
+
+    def kernel_params(self) -> list[str]:
+        p, n = self.p, len(self.ext)
+        plain = [f"{p}_{f}{i}" for i in range(n) for f in ("in", "R1_", "R2_", "r0_", "r1_", "r2_", "c")]
+        return plain + [f"{p}_RR{i}: tl.constexpr" for i in range(n)]
+
+    def kernel_body(self, acc: str, rows: str, cols: str, mask: str, layout: str,
+                    col_mask: str) -> tuple[list[str], str]:
+        """Statements applying the chain to `acc`. `rows` / `cols` are vectors of output rows and
+        columns; `layout` "rc": the tile is [rows, cols], "cr": [cols, rows], "flat": 1-D
+        (rows and cols are per element). `mask` masks the tile, `col_mask` the columns."""
+        p, lines = self.p, []
+        env = {self.anchor.name: acc}
+        index = {v.name: i for i, v in enumerate(self.ext)}
+        for op in self.ops:
+            # Each operand is loaded right before its first use: fewer tiles live at once.
+            for v in op.inputs:
+                if v.name in index and v.name not in env:
+                    lines += self._load(index[v.name], v, rows, cols, mask, layout, col_mask)
+                    env[v.name] = f"{p}_x{index[v.name]}"
+            lines += chain_statements([op], env, prefix=f"{p}t")
+        return lines, env[self.ops[-1].out.name] if self.ops else acc
+
+    def _load(self, i: int, v: Value, rows: str, cols: str, mask: str, layout: str,
+              col_mask: str) -> list[str]:
+        r, q = f"({rows})", f"{self.p}_{{}}{i}".format
+        cast = ".to(tl.float32)" if str(v.meta.dtype) in ("torch.float16", "torch.bfloat16") else ""
+        m = f", mask={mask}, other=0"
+        # No row dims: one vector per tile, broadcast (a bias-like operand).
+        vec = {"rc": "[None, :]", "cr": "[:, None]", "flat": ""}[layout]
+        lines = [f"if {q('RR')} == 0:",
+                 f"    {q('x')} = tl.load({q('in')} + ({cols}) * {q('c')}, mask={col_mask}, "
+                 f"other=0){vec}{cast}",
+                 "else:"]
+        # Row dims (R0, R1, R2)[-RR:]; the outermost wraps too (outer broadcast dims were dropped).
+        ro = {1: f"({r} % {q('R2_')}) * {q('r2_')}",
+              2: f"(({r} // {q('R2_')}) % {q('R1_')}) * {q('r1_')} + ({r} % {q('R2_')}) * {q('r2_')}",
+              3: f"({r} // ({q('R1_')} * {q('R2_')})) * {q('r0_')} + (({r} // {q('R2_')}) % {q('R1_')}) * "
+                 f"{q('r1_')} + ({r} % {q('R2_')}) * {q('r2_')}"}
+        lines += [f"    if {q('RR')} == 1:", f"        {q('ro')} = {ro[1]}",
+                  f"    elif {q('RR')} == 2:", f"        {q('ro')} = {ro[2]}",
+                  "    else:", f"        {q('ro')} = {ro[3]}"]
+        ptr = {"rc": f"({q('in')} + {q('ro')})[:, None] + (({cols}) * {q('c')})[None, :]",
+               "cr": f"({q('in')} + {q('ro')})[None, :] + (({cols}) * {q('c')})[:, None]",
+               "flat": f"{q('in')} + {q('ro')} + ({cols}) * {q('c')}"}[layout]
+        return [*lines, f"    {q('x')} = tl.load({ptr}{m}){cast}"]
+
+    def launch_prelude(self, ext_args: list[str]) -> list[str]:
+        """Launcher lines defining `{p}_ops`, `{p}_args` and `{p}_kw` (needs out_shape, gshape)."""
+        p = self.p
+        lines = [f"{p}_ops, {p}_args, {p}_kw = [], [], {{}}"]
+        for i, name in enumerate(ext_args):
+            lines += [f"t, geo, {p}_kw['{p}_RR{i}'] = _gemm_ext({name}, out_shape, gshape)",
+                      f"{p}_ops.append(t)",
+                      f"{p}_args += [t, *geo]"]
+        return lines
+
+
+def autotune(configs: list[tuple[dict, int, int]], key: list[str]) -> str:
+    return f"@triton.autotune(configs=_configs({configs!r}), key={key!r})\n@triton.jit\n"
+
+
+def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
+                  configs: list[tuple[dict, int, int]]) -> str:
+    """A GEMM kernel: grid = (splits * batches * tiles,), tiles in grouped order per batch."""
+    chain = chain if chain is not None and not chain.empty and not opts.split else None
+    params = ["a_ptr", "b_ptr", "c_ptr", "bias_ptr", "M", "N", "K", "NB", "B1", "s_a0", "s_a1", "s_am",
+              "s_ak", "s_b0", "s_b1", "s_bk", "s_bn", "s_bias", "K_CHUNK"]
+    if chain is not None:
+        params += chain.kernel_params()
+    params += ["I64: tl.constexpr", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr",
+               "BLOCK_K: tl.constexpr", "GROUP_M: tl.constexpr"]
+    b = ["pid = tl.program_id(0)",
+         "num_pid_m = tl.cdiv(M, BLOCK_M)",
+         "num_pid_n = tl.cdiv(N, BLOCK_N)",
+         "tiles = num_pid_m * num_pid_n"]
+    if opts.split:
+        b += ["sid = pid // (tiles * NB)", "pid = pid % (tiles * NB)",
+              "if I64:", "    sid = sid.to(tl.int64)"]
+    b += ["bid = pid // tiles",
+          "tile = pid % tiles",
+          "# Grouped order: programs resident together share GROUP_M row panels of A and the",
+          "# column panels of B in L2 (gemm-grouped-tile-order).",
+          "width = GROUP_M * num_pid_n",
+          "first_m = (tile // width) * GROUP_M",
+          "gsize = tl.minimum(num_pid_m - first_m, GROUP_M)",
+          "pid_m = first_m + (tile % width) % gsize",
+          "pid_n = (tile % width) // gsize",
+          "if I64:",
+          "    bid = bid.to(tl.int64)",
+          "rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+          "rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+          "if I64:",
+          "    rm = rm.to(tl.int64)",
+          "    rn = rn.to(tl.int64)",
+          "rk = tl.arange(0, BLOCK_K)",
+          "# Edge tiles wrap their rows / columns (loads stay in bounds without M/N masks; the",
+          "# store is masked).",
+          "ram = rm % M",
+          "rbn = rn % N",
+          "a_base = a_ptr + (bid // B1) * s_a0 + (bid % B1) * s_a1",
+          "b_base = b_ptr + (bid // B1) * s_b0 + (bid % B1) * s_b1"]
+    b += _k_range(opts)
+    b.append("acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)")
+    b += ["rka = k_lo + rk",
+          "a_ptrs = a_base + ram[:, None] * s_am + rka[None, :] * s_ak",
+          "b_ptrs = b_base + rka[:, None] * s_bk + rbn[None, :] * s_bn",
+          "for k in range(k_lo, k_hi, BLOCK_K):",
+          "    kmask = rk < k_hi - k",
+          "    a = tl.load(a_ptrs, mask=kmask[None, :], other=0.0)",
+          "    b = tl.load(b_ptrs, mask=kmask[:, None], other=0.0)"]
+    if opts.inner == "dot":
+        b.append(f'    acc = tl.dot(a, b, acc=acc, input_precision="{opts.precision}")')
+    else:  # the [BM, BK, BN] products are transient: LLVM turns the reduction into FMA chains
+        b.append("    acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)")
+    b += ["    a_ptrs += BLOCK_K * s_ak",
+          "    b_ptrs += BLOCK_K * s_bk"]
+    if opts.has_bias and not opts.split:
+        b.append("acc += tl.load(bias_ptr + ram * s_bias)[:, None]" if opts.swap else
+                 "acc += tl.load(bias_ptr + rbn * s_bias)[None, :]")
+    if opts.out_tri is not None:
+        kind, diag = opts.out_tri
+        cmp = "<=" if kind == "tril" else ">="
+        b.append(f"acc = tl.where(rn[None, :] {cmp} rm[:, None] + {int(diag)}, acc, 0.0)")
+    # Output addresses as row pointers plus column offsets: no [BM, BN] integer offset tensor
+    # stays live next to the accumulator (tf32x3 tiles are register-bound).
+    base = "c_ptr + sid * (NB * M * N)" if opts.split else "c_ptr"
+    if opts.swap:
+        b.append(f"c_ptrs = ({base} + (bid * N + rn) * M)[None, :] + rm[:, None]")
+    else:
+        b.append(f"c_ptrs = ({base} + (bid * M + rm) * N)[:, None] + rn[None, :]")
+    b.append("mask = (rm[:, None] < M) & (rn[None, :] < N)")
+    if opts.mirror:
+        b.append("mask = mask & (pid_m >= pid_n)")
+    res = "acc"
+    if chain is not None:
+        # Output rows are global (batch * M + m); with `swap` the tile is [n, m].
+        if opts.swap:
+            b.append("grow = bid * N + rn")
+            lines, res = chain.kernel_body("acc", "grow", "rm", "mask", "cr", "rm < M")
+        else:
+            b.append("grow = bid * M + rm")
+            lines, res = chain.kernel_body("acc", "grow", "rn", "mask", "rc", "rn < N")
+        b += lines
+    b.append(f"tl.store(c_ptrs, {res}, mask=mask)")
+    if opts.mirror:
+        b += ["# The mirrored tile C[n-block, m-block] = C[m-block, n-block]^T (M == N).",
+              "acc_t = tl.trans(acc)",
+              "c_ptrs_t = (c_ptr + (bid * M + rn) * N)[:, None] + rm[None, :]",
+              "mask_t = (rn[:, None] < N) & (rm[None, :] < M) & (pid_m > pid_n)"]
+        res_t = "acc_t"
+        if chain is not None:
+            b.append("grow_t = bid * M + rn")
+            lines, res_t = chain.kernel_body("acc_t", "grow_t", "rm", "mask_t", "rc", "rm < M")
+            b += lines
+        b.append(f"tl.store(c_ptrs_t, {res_t}, mask=mask_t)")
+    key = ["M", "N", "K", "K_CHUNK"] if opts.split else ["M", "N", "K"]
+    return autotune(configs, key) + f"def {name}({', '.join(params)}):\n" + "\n".join("    " + ln for ln in b)
+
+
+def _k_range(opts: KernelOpts) -> list[str]:
+    """[k_lo, k_hi): the part of K this tile needs; empty for tiles known to be zero."""
+    b = ["k_lo = sid * K_CHUNK" if opts.split else "k_lo = 0",
+         "k_hi = tl.minimum(K, k_lo + K_CHUNK)" if opts.split else "k_hi = K"]
+    # A tril(d): A[i, k] = 0 for k > i + d; A triu(d): 0 for k < i + d.
+    # B tril(d): B[k, j] = 0 for j > k + d; B triu(d): 0 for j < k + d.
+    if opts.a_tri is not None:
+        kind, d = opts.a_tri
+        b.append(f"k_hi = tl.minimum(k_hi, pid_m * BLOCK_M + BLOCK_M + {int(d)})" if kind == "tril"
+                 else f"k_lo = tl.maximum(k_lo, pid_m * BLOCK_M + {int(d)})")
+    if opts.b_tri is not None:
+        kind, d = opts.b_tri
+        b.append(f"k_lo = tl.maximum(k_lo, pid_n * BLOCK_N - {int(d)})" if kind == "tril"
+                 else f"k_hi = tl.minimum(k_hi, pid_n * BLOCK_N + BLOCK_N - {int(d)})")
+    dead = None
+    if opts.out_tri is not None:
+        kind, diag = opts.out_tri
+        dead = (f"pid_n * BLOCK_N > pid_m * BLOCK_M + BLOCK_M - 1 + {int(diag)}" if kind == "tril"
+                else f"pid_n * BLOCK_N + BLOCK_N - 1 < pid_m * BLOCK_M + {int(diag)}")
+    if opts.mirror:
+        dead = "pid_m < pid_n"
+    if dead is not None:
+        b += [f"if {dead}:", "    k_hi = tl.minimum(k_hi, k_lo)"]
+    if opts.a_tri or opts.b_tri:
+        b.append("k_lo = (k_lo // BLOCK_K) * BLOCK_K")
+    return b
+
+
+def reduce_source(name: str, has_bias: bool, chain: GemmChain | None) -> str:
+    """Split-K second pass: sum the partial products in a fixed order (deterministic), add the
+    bias, apply the epilogue, store. Memory-bound: S reads and one write per output element."""
+    chain = chain if chain is not None and not chain.empty else None
+    params = ["ws_ptr", "c_ptr", "bias_ptr", "total", "N", "S", "s_bias"]
+    if chain is not None:
+        params += chain.kernel_params()
+    params += ["I64: tl.constexpr", "BLOCK: tl.constexpr"]
+    b = ["pid = tl.program_id(0)",
+         "if I64:",
+         "    pid = pid.to(tl.int64)",
+         "offs = pid * BLOCK + tl.arange(0, BLOCK)",
+         "mask = offs < total",
+         "acc = tl.zeros((BLOCK,), dtype=tl.float32)",
+         "ptrs = ws_ptr + offs",
+         "for s in range(0, S):",
+         "    acc += tl.load(ptrs, mask=mask, other=0.0)",
+         "    ptrs += total"]
+    if has_bias:
+        b.append("acc += tl.load(bias_ptr + (offs % N) * s_bias, mask=mask, other=0.0)")
+    res = "acc"
+    if chain is not None:
+        lines, res = chain.kernel_body("acc", "offs // N", "offs % N", "mask", "flat", "mask")
+        b += lines
+    b.append(f"tl.store(c_ptr + offs, {res}, mask=mask)")
+    # Rationale: a streaming pass; 1024-2048 elements per program, 4-8 warps (as the pointwise
+    # template) keep enough 16-byte loads in flight.
+    cfg = [(dict(BLOCK=1024), 4, 1), (dict(BLOCK=2048), 8, 1)]
+    return autotune(cfg, ["total", "S"]) + f"def {name}({', '.join(params)}):\n" + "\n".join(
+        "    " + ln for ln in b)

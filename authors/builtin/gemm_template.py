@@ -1,0 +1,242 @@
+"""The GEMM template family's shared template class: matching linear / matmul / bmm regions and
+emitting the kernel(s) of gemm_kernels.py plus a launcher.
+
+Skill folders (gemm-epilogue-fusion, gemm-tf32x3-strict-fp32, gemm-tile-shapes, ...) subclass
+`GemmTemplate` and change its configs, precision, or launch strategy (split-K, an FMA path for
+matrix-vector shapes). Every variant fuses the region's pointwise epilogue into the store.
+
+Match decides from kinds, ranks and dtypes only; sizes are read by the launcher at run time, so
+a candidate captured at SMALL size runs unchanged at full size.
+"""
+
+from __future__ import annotations
+
+from .gemm_kernels import GEMM_RUNTIME, GemmChain, KernelOpts, autotune, kernel_source, reduce_source
+from .ir import Op, Region, Value
+from .pointwise import external_inputs
+from .runtime_src import COLLAPSE
+from .template_api import EmitContext, Emitted, Template
+
+F32 = "torch.float32"
+FLOATS = {"torch.float32", "torch.float16", "torch.bfloat16", "torch.float64"}
+
+
+def tile_config(bm: int, bn: int, bk: int, warps: int, stages: int, group: int = 8) -> tuple[dict, int, int]:
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group), warps, stages
+
+
+# Rationale (H200: 132 SMs, 227 KB shared memory per block, 64K registers per SM): a tf32x3 dot
+# splits each operand into TF32 big and small parts and runs three tensor-core products, so the
+# kernel is register-bound: compiled for sm_90 (ptxas, no GPU), 128x128 tiles fit 8 warps at
+# <= 255 registers without spills (4 warps spill ~900 bytes), and 128x256 / 256x128 spill at
+# any warp count, so the list stops at 128x128. fp32 stages cost (BM + BN) * BK * 4 bytes: 3-4
+# stages of 128x128x32 (96-128 KB) hide DRAM latency. 128x64 / 64x128 / 256x64 suit skinny
+# shapes and short waves; 64x64 small problems. All use wgmma (warp-group MMA). The first entry
+# is also the only one under the CPU interpreter.
+DEFAULT_CONFIGS = [
+    tile_config(64, 64, 32, 4, 4),
+    tile_config(128, 128, 32, 8, 3),
+    tile_config(128, 128, 32, 8, 4),
+    tile_config(128, 128, 16, 8, 4),
+    tile_config(128, 64, 32, 8, 4),
+    tile_config(64, 128, 32, 8, 4),
+    tile_config(256, 64, 16, 8, 4),
+    tile_config(128, 64, 16, 4, 4),
+]
+
+
+def is_f32(v: Value) -> bool:
+    return v.meta is not None and str(v.meta.dtype) == F32
+
+
+def gemm_ok(op: Op, rank1: bool = False) -> bool:
+    """A linear / matmul / bmm on fp32 tensors whose form we implement."""
+    t = op.tensor_inputs()
+    if not is_f32(op.out) or len(t) < 2 or not all(is_f32(v) for v in t):
+        return False
+    a, b = op.inputs[0], op.inputs[1]
+    if not (a.is_tensor and b.is_tensor):
+        return False
+    ra, rb = a.meta.rank, b.meta.rank
+    if op.kind == "linear":
+        bias = op.attrs.get("bias")
+        if bias is not None and (len(op.inputs) < 3 or not op.inputs[2].is_tensor
+                                 or op.inputs[2].meta.rank != 1):
+            return False
+        if len(op.inputs) > (3 if bias is not None else 2):
+            return False
+        return rb == 2 and (ra >= 2 or (rank1 and ra == 1))
+    if len(op.inputs) != 2:
+        return False
+    if op.kind == "bmm":
+        return ra == 3 and rb == 3
+    if op.kind in ("matmul", "tri_matmul", "syrk"):
+        if ra == 1 and rb == 1:
+            return False
+        return min(ra, rb) >= 2 or rank1
+    return False
+
+
+def chain_ok(ops: list[Op], max_ext: int = 8) -> bool:
+    """A fusable epilogue: float outputs and operands, few external operands (each costs kernel
+    parameters and a load per output element)."""
+    ext = external_inputs(ops)
+    return all(o.out.meta is not None and str(o.out.meta.dtype) in FLOATS for o in ops) and \
+        len(ext) <= max_ext and all(str(v.meta.dtype) in FLOATS for v in ext)
+
+
+def precision(ctx: EmitContext, tf32: bool = False) -> str:
+    """tl.dot input_precision: one-pass TF32 only when the policy allows it and the template asks;
+    otherwise fp32-accurate tf32x3 (or "ieee" when the planner picks it)."""
+    if tf32 and ctx.allow_tf32:
+        return "tf32"
+    p = ctx.params.get("input_precision", "tf32x3")
+    return p if p in ("tf32x3", "ieee") else "tf32x3"
+
+
+class GemmTemplate(Template):
+    kinds = ("linear", "matmul", "bmm")
+    supports_epilogue = True
+    configs = DEFAULT_CONFIGS
+    tf32 = True
+    """Use one-pass TF32 when the run's policy allows it (strict fp32: tf32x3 always)."""
+    rank1 = False
+    """Accept matrix-vector forms (a rank-1 operand)."""
+    split_k = False
+    small_dim = True
+    """Route M or N <= SMALL_DIM (a column vector, a few rows) to a CUDA-core FMA kernel at run
+    time: a tensor-core tile is >= 16 wide, so there it would be mostly padding."""
+    fold = True
+    """Fold A's batch into M when B is one matrix (off when the kernel needs per-matrix rows)."""
+    params = {"input_precision": ["tf32x3", "ieee"]}
+
+    def match(self, region: Region) -> bool:
+        op = region.anchor
+        return (op is not None and op.kind in self.kinds and not region.prologue and gemm_ok(op, self.rank1)
+                and chain_ok(region.epilogue))
+
+    # ---- variant hooks ----------------------------------------------------------------------
+    def kernel_opts(self, region: Region, ctx: EmitContext) -> KernelOpts:
+        op = region.anchor
+        return KernelOpts(precision=precision(ctx, self.tf32),
+                          has_bias=op.kind == "linear" and op.attrs.get("bias") is not None)
+
+    def config_list(self, ctx: EmitContext) -> list[tuple[dict, int, int]]:
+        return ctx.params.get("configs") or self.configs
+
+    # ---- emission ---------------------------------------------------------------------------
+    def emit(self, region: Region, ctx: EmitContext) -> Emitted:
+        ctx.share("collapse", COLLAPSE)
+        ctx.share("gemm_runtime", GEMM_RUNTIME)
+        op = region.anchor
+        out = region.output()
+        if [v.name for v in region.outputs] not in ([], [out.name]):
+            raise ValueError(f"GEMM region at {op.out.name}: intermediates escape the fused epilogue")
+        chain = GemmChain(region.epilogue, op.out) if region.epilogue else None
+        opts = self.kernel_opts(region, ctx)
+        kname, lname = ctx.name("gemm_kernel"), ctx.name("gemm")
+        kernels = [kernel_source(kname, opts, chain, self.config_list(ctx))]
+        names = {"main": kname}
+        if self.split_k:
+            names["part"], names["reduce"] = ctx.name("gemm_splitk_kernel"), ctx.name("gemm_splitk_reduce")
+            part = KernelOpts(**{**opts.__dict__, "split": True})
+            kernels += [kernel_source(names["part"], part, None, self.config_list(ctx)),
+                        reduce_source(names["reduce"], opts.has_bias, chain)]
+        if self.small_dim:
+            names["rows"], names["cols"] = ctx.name("gemv_kernel"), ctx.name("gemv_t_kernel")
+            fma = KernelOpts(**{**opts.__dict__, "inner": "fma"})
+            kernels += [kernel_source(names["rows"], fma, chain, GEMV_CONFIGS),
+                        kernel_source(names["cols"], KernelOpts(**{**fma.__dict__, "swap": True}), chain,
+                                      GEMV_CONFIGS)]
+        ext = chain.ext if chain is not None else []
+        launcher = self.launcher(lname, op, opts, chain, names, len(ext))
+        args = [v.name for v in op.tensor_inputs()] + [v.name for v in ext]
+        line = f"{out.name} = {lname}({', '.join(args)})"
+        return Emitted(kernels=kernels, helpers=[launcher], lines=[line])
+
+    def launcher(self, lname: str, op: Op, opts: KernelOpts, chain: GemmChain | None, names: dict[str, str],
+                 n_ext: int) -> str:
+        bias = opts.has_bias
+        ext = [f"e{i}" for i in range(n_ext)]
+        sig = ["a", "b", *(["bias"] if bias else []), *ext]
+        dtype = (chain.ops[-1].out if chain is not None else op.out).meta.dtype
+        body = [f"a, b, M, N, K, d0, d1, out_shape, gshape = _gemm_plan(a, b, {op.kind == 'linear'}, "
+                f"{self.fold})",
+                f"c = torch.empty(out_shape, device=a.device, dtype={dtype})",
+                "if c.numel() == 0:",
+                "    return c"]
+        if chain is not None:
+            body += chain.launch_prelude(ext)
+            cargs = ", *e_args, **e_kw"
+            big = "_gemm_big(a, b, c, *e_ops)" if n_ext else "_gemm_big(a, b, c)"
+        else:
+            cargs, big = "", "_gemm_big(a, b, c)"
+        body += [f"i64 = {big}", "nb = d0[0] * d1[0]"]
+        bias_args = ("bias", "bias.stride(0)") if bias else ("c", "0")
+        common = ("M, N, K, nb, d1[0], d0[1], d1[1], a.stride(-2), a.stride(-1), d0[2], d1[2], "
+                  "b.stride(-2), b.stride(-1)")
+        grid = "lambda meta: (nb * triton.cdiv(M, meta['BLOCK_M']) * triton.cdiv(N, meta['BLOCK_N']),)"
+        if self.small_dim:
+            swapped = ("N, M, K, nb, d1[0], d0[2], d1[2], b.stride(-1), b.stride(-2), d0[1], d1[1], "
+                       "a.stride(-1), a.stride(-2)")
+            body += [
+                f"if min(M, N) <= {SMALL_DIM}:",
+                "    # Matrix-vector shape: CUDA-core kernel over the large operand, the small",
+                "    # dimension in one BLOCK_N (for small M it computes C^T = B^T A^T).",
+                "    small = triton.next_power_of_2(min(M, N))",
+                "    rows = M if N < M else N",
+                "    grid = lambda meta: (nb * triton.cdiv(rows, meta['BLOCK_M']),)",
+                "    if N < M:",
+                f"        {names['rows']}[grid](a, b, c, {bias_args[0]}, {common}, {bias_args[1]}, K{cargs}, "
+                "I64=i64, BLOCK_N=small)",
+                "    else:",
+                f"        {names['cols']}[grid](b, a, c, {bias_args[0]}, {swapped}, {bias_args[1]}, "
+                f"K{cargs}, I64=i64, BLOCK_N=small)",
+                "    return c"]
+        if self.split_k:
+            body += [
+                "# Rationale: with fewer output tiles than ~2 waves of SMs and a long K, split K into",
+                "# chunks of >= 1024 (>= 32 BLOCK_K steps keep the pipeline full) so every SM works.",
+                "sms = 132",
+                "if c.is_cuda:",
+                "    sms = torch.cuda.get_device_properties(c.device).multi_processor_count",
+                "split = min(2 * sms // (nb * triton.cdiv(M, 128) * triton.cdiv(N, 128)), K // 1024, 32)",
+                "if split >= 2:",
+                "    chunk = triton.cdiv(triton.cdiv(K, split), 128) * 128",
+                "    split = triton.cdiv(K, chunk)",
+                "if split >= 2:",
+                "    total = c.numel()",
+                "    ws = torch.empty((split, total), device=c.device, dtype=torch.float32)",
+                "    big = i64 or _gemm_big(ws)",
+                "    sgrid = lambda meta: (split * nb * triton.cdiv(M, meta['BLOCK_M']) * "
+                "triton.cdiv(N, meta['BLOCK_N']),)",
+                f"    {names['part']}[sgrid](a, b, ws, ws, {common}, 0, chunk, I64=big)",
+                "    rgrid = lambda meta: (triton.cdiv(total, meta['BLOCK']),)",
+                f"    {names['reduce']}[rgrid](ws, c, {bias_args[0]}, total, N, split, {bias_args[1]}"
+                f"{cargs}, I64=big)",
+                "    return c"]
+        body += [f"grid = {grid}",
+                 f"{names['main']}[grid](a, b, c, {bias_args[0]}, {common}, {bias_args[1]}, K{cargs}, "
+                 "I64=i64)",
+                 "return c"]
+        return f"def {lname}({', '.join(sig)}):\n" + "\n".join("    " + ln for ln in body)
+
+
+# Matrix-vector shapes: M or N <= SMALL_DIM. A tensor-core tile would be >= 16 wide and mostly
+# padding; a CUDA-core kernel that multiplies a [BM, BK] tile of the large operand by the
+# [BK, small] other one and reduces over BK each step streams the large operand once, at close
+# to DRAM bandwidth, with BK along its contiguous K (16-byte loads) and 8-32 KB per step in
+# flight per program. Rationale (compiled for sm_90 with ptxas, no GPU): 32-120 registers at a
+# small dimension of 1, up to 255 without spills at 8; keeping a [BM, BK, BN] accumulator instead
+# spilled.
+SMALL_DIM = 8
+GEMV_CONFIGS = [  # BLOCK_N = next_power_of_2(small dim) comes from the launcher
+    (dict(BLOCK_M=16, BLOCK_K=128, GROUP_M=1), 4, 2),
+    (dict(BLOCK_M=8, BLOCK_K=256, GROUP_M=1), 4, 2),
+    (dict(BLOCK_M=4, BLOCK_K=512, GROUP_M=1), 4, 2),
+    (dict(BLOCK_M=32, BLOCK_K=64, GROUP_M=1), 4, 2),
+    (dict(BLOCK_M=32, BLOCK_K=128, GROUP_M=1), 8, 2),
+]
+
+__all__ = ["DEFAULT_CONFIGS", "GemmTemplate", "KernelOpts", "autotune", "chain_ok", "gemm_ok", "precision",
+           "tile_config"]

@@ -1,0 +1,22 @@
+"""The GEMM kernel with its grouped (swizzled) tile order tuned: GROUP_M row panels per group,
+autotuned over 4, 8 and 16 (the default kernel is already grouped with GROUP_M = 8).
+
+Why: programs resident at the same time then cover a GROUP_M x k block of output tiles and reuse
+both A and B panels from the 60 MB L2 instead of streaming all of B per row of tiles; the best
+group size depends on how many tiles fit in one wave of 132 SMs."""
+
+from kernelskill.authors.builtin.gemm_template import GemmTemplate, tile_config
+
+GROUPED_CONFIGS = [tile_config(64, 64, 32, 4, 4, group=8)] + [
+    tile_config(bm, bn, 32, w, s, group=g)
+    for g in (4, 8, 16)
+    for bm, bn, w, s in ((128, 128, 8, 3), (128, 128, 8, 4), (128, 64, 8, 4))
+]
+
+
+class GemmGroupedOrder(GemmTemplate):
+    default = False
+    configs = GROUPED_CONFIGS
+
+
+TEMPLATE = GemmGroupedOrder()

@@ -1,0 +1,27 @@
+"""One-pass TF32 tensor-core GEMM, only under the `--allow-tf32` policy (then the baselines run
+with TF32 too): ~1.6x cuBLAS fp32 on an H200 with relative error ~8e-4. Under strict fp32 it
+never matches, so no candidate of a strict run can contain a one-pass TF32 dot.
+"""
+
+from kernelskill.authors.builtin.gemm_template import GemmTemplate
+from kernelskill.authors.builtin.ir import Program, Region
+from kernelskill.authors.builtin.template_api import EmitContext
+
+
+class GemmTf32(GemmTemplate):
+    # "rewrite" only to see the run's policy before partitioning: match() has no context.
+    kinds = ("linear", "matmul", "bmm", "rewrite")
+    default = True
+    priority = 30
+    tf32 = True
+    _allow = False
+
+    def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:
+        self._allow = ctx.allow_tf32
+        return None
+
+    def match(self, region: Region) -> bool:
+        return self._allow and super().match(region)
+
+
+TEMPLATE = GemmTf32()

@@ -1,0 +1,28 @@
+"""The GEMM kernel autotuned over a wider space of tile shapes, K steps, warps and stages than the
+default (non-default: each configuration compiles, so the search costs start-up time)."""
+
+from kernelskill.authors.builtin.gemm_template import DEFAULT_CONFIGS, GemmTemplate, tile_config
+
+# Rationale: the default list plus deeper pipelines (5 stages), BK = 16 (fewer registers per
+# step), narrow tiles for one small dimension (N or M of 16-48) and 64-wide tiles for short
+# waves. Every entry compiles for sm_90 without register spills for a plain GEMM (tf32x3 is
+# register-bound: 128x256 tiles spill at any warp count and are left out); shared memory stays
+# <= 164 KB.
+WIDE_CONFIGS = DEFAULT_CONFIGS + [
+    tile_config(128, 128, 16, 8, 5),
+    tile_config(128, 128, 32, 8, 5),
+    tile_config(128, 128, 16, 8, 3),
+    tile_config(64, 64, 16, 4, 5),
+    tile_config(64, 64, 32, 4, 3),
+    tile_config(64, 128, 16, 4, 4),
+    tile_config(64, 32, 32, 4, 4),
+    tile_config(128, 16, 32, 4, 4),
+]
+
+
+class GemmTileShapes(GemmTemplate):
+    default = False
+    configs = WIDE_CONFIGS
+
+
+TEMPLATE = GemmTileShapes()

@@ -1,0 +1,44 @@
+"""Symmetric products X @ X^T and X^T @ X (the same X, transposed by the forward itself): the
+output is symmetric by construction, so only tiles on and below the diagonal run their K loop and
+each is stored twice (as computed, and transposed into the mirrored tile). About half the FLOPs
+of the GEMM (SYRK); the fused epilogue is applied to both stores.
+
+Exact math (C[j, i] and C[i, j] are the same sum), and the structure comes from the reference's
+ops, never from input values. Non-default until measured: the mirrored store is a transposed
+tile write and the upper-triangle programs exit at once."""
+
+from kernelskill.authors.builtin.gemm_kernels import KernelOpts
+from kernelskill.authors.builtin.gemm_rewrites import rewrite_symmetric
+from kernelskill.authors.builtin.gemm_template import GemmTemplate, gemm_ok, tile_config
+from kernelskill.authors.builtin.ir import Program, Region
+from kernelskill.authors.builtin.template_api import EmitContext
+
+# Square tiles only: tile (m, n) mirrors onto tile (n, m).
+SQUARE_CONFIGS = [
+    tile_config(64, 64, 32, 4, 4),
+    tile_config(128, 128, 32, 8, 3),
+    tile_config(128, 128, 16, 8, 4),
+    tile_config(64, 64, 32, 4, 3, group=16),
+]
+
+
+class SymmetricMatmul(GemmTemplate):
+    kinds = ("rewrite", "syrk")
+    default = False
+    fold = False
+    small_dim = False
+    configs = SQUARE_CONFIGS
+
+    def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:
+        return program if rewrite_symmetric(program, gemm_ok) else None
+
+    def kernel_opts(self, region: Region, ctx: EmitContext) -> KernelOpts:
+        opts = super().kernel_opts(region, ctx)
+        opts.mirror = True
+        return opts
+
+    def config_list(self, ctx: EmitContext) -> list[tuple[dict, int, int]]:
+        return self.configs  # tile shapes are not the planner's to change here
+
+
+TEMPLATE = SymmetricMatmul()
