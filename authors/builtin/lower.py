@@ -65,7 +65,8 @@ SPECS.update({
     "vector_norm": ("norm", 1, ("p", "dim", "keepdim"), {"p": 2.0, "dim": None, "keepdim": False}),
     # row ops
     # F.softmax / F.log_softmax trace with _stacklevel and dtype (templates check dtype is None).
-    "softmax": ("softmax", 1, ("dim", "_stacklevel", "dtype"), {"dim": None, "_stacklevel": 3, "dtype": None}),
+    "softmax": ("softmax", 1, ("dim", "_stacklevel", "dtype"),
+                {"dim": None, "_stacklevel": 3, "dtype": None}),
     "log_softmax": ("log_softmax", 1, ("dim", "_stacklevel", "dtype"),
                     {"dim": None, "_stacklevel": 3, "dtype": None}),
     "cumsum": ("cumsum", 1, ("dim",), {}), "cumprod": ("cumprod", 1, ("dim",), {}),

@@ -94,7 +94,31 @@ TRITON: dict[str, _F] = {
     "minimum": lambda a, k: f"tl.minimum({a[0]}, {a[1]})",
     "where": lambda a, k: f"tl.where({a[0]}, {a[1]}, {a[2]})",
     "pow": lambda a, k: _pow(a[0], a[1]),
+    # Elementwise losses with reduction='none' (is_pointwise refuses the reduced forms).
+    "mse_loss": lambda a, k: f"((({a[0]}) - ({a[1]})) * (({a[0]}) - ({a[1]})))",
+    "l1_loss": lambda a, k: f"tl.abs(({a[0]}) - ({a[1]}))",
+    "smooth_l1_loss": lambda a, k: _smooth_l1(f"(({a[0]}) - ({a[1]}))", float(k.get("beta", 1.0)), False),
+    "huber_loss": lambda a, k: _smooth_l1(f"(({a[0]}) - ({a[1]}))", float(k.get("delta", 1.0)), True),
+    "kl_div": lambda a, k: _kl_div(a[0], a[1], bool(k.get("log_target"))),
 }
+_LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div")
+
+
+def _kl_div(x: str, t: str, log_target: bool) -> str:
+    """PyTorch's pointwise KL term: xlogy(t, t) - t * x (0 where t == 0), or exp(t) (t - x)."""
+    if log_target:
+        return f"(tl.exp({t}) * (({t}) - ({x})))"
+    return f"(tl.where(({t}) == 0, 0.0, ({t}) * tl.log({t})) - ({t}) * ({x}))"
+
+
+def _smooth_l1(d: str, b: float, huber: bool) -> str:
+    """smooth_l1 (beta): 0.5 d^2 / beta below beta, |d| - 0.5 beta above (|d| at beta = 0);
+    huber (delta): 0.5 d^2 below delta, delta (|d| - 0.5 delta) above."""
+    if b <= 0:
+        return f"tl.abs({d})"
+    quad = f"0.5 * {d} * {d}" + ("" if huber else f" / {_f(b)}")
+    lin = f"{_f(b)} * (tl.abs({d}) - {_f(0.5 * b)})" if huber else f"(tl.abs({d}) - {_f(0.5 * b)})"
+    return f"tl.where(tl.abs({d}) < {_f(b)}, {quad}, {lin})"
 
 
 def _alpha(k: dict) -> str:
@@ -150,6 +174,9 @@ def is_pointwise(op: Op) -> bool:
     if op.kind == "clamp" and any(isinstance(op.attrs.get(b), str) for b in ("min", "max")):
         return False  # tensor bounds
     if not op.out.meta.dtype.is_floating_point and op.kind not in ("where",):
+        return False
+    if op.kind in _LOSSES and (op.attrs.get("reduction") != "none" or any(
+            op.attrs.get(k) is not None for k in ("size_average", "reduce", "weight"))):
         return False
     return all(v.is_tensor or isinstance(v.const, (int, float, bool)) for v in op.inputs)
 
