@@ -334,7 +334,8 @@ class _Lowerer:
             return Op(kind, x, out, attrs, expr)
         adaptive = {nn.AdaptiveAvgPool1d: 1, nn.AdaptiveAvgPool2d: 2, nn.AdaptiveAvgPool3d: 3}
         if t in adaptive:
-            return Op("adaptive_avg_pool", x, out, {"output_size": mod.output_size, "dims": adaptive[t]}, expr)
+            attrs = {"output_size": mod.output_size, "dims": adaptive[t]}
+            return Op("adaptive_avg_pool", x, out, attrs, expr)
         if isinstance(mod, nn.Flatten):
             return Op("flatten", x, out, {"args": (mod.start_dim, mod.end_dim), "kwargs": {}}, expr)
         return Op("torch", x, out, {}, expr)
