@@ -1,0 +1,281 @@
+"""Implicit-GEMM convolution kernels (forward and transposed, 1D-3D, grouped), shared by the
+templates conv-implicit-gemm, conv3d-implicit-gemm, pointwise-conv-as-gemm and
+conv-transpose-gather.
+
+GEMM view per group: M = output pixels (n, od, oh, ow), N = output channels of the group,
+K = taps x input channels of the group. The input tile X[M, K] is gathered from the NC(DHW)
+input on the fly (no im2col buffer; int32 offsets unless the tensors need int64) with pixels as
+its fastest dim, so consecutive lanes read consecutive addresses (ow); it is the register
+operand of the tensor-core dot, which tf32x3 splits in registers anyway. The weight is permuted
+once per call to (taps, C_out, C_in per group) so its tile W[K, N] is K-major in shared memory,
+as the TF32 wgmma wants. The accumulator is transposed once after the loop and stored
+pixel-fastest, coalesced into NC(DHW). (Measured offline with ptxas for sm_90a: this
+orientation does not spill in the K loop; the swapped one spilled 1-4 KB.)
+The K loop is one flat loop over (tap, channel chunk), which Triton software-pipelines
+(num_stages, cp.async) across taps. `tl.dot(..., input_precision="tf32x3")` keeps fp32
+accuracy on tensor cores (3 TF32 passes, wgmma on Hopper); under --allow-tf32 one pass. Bias
+and the pointwise chain after the conv run on the accumulator before the only store.
+
+Transposed convolutions are computed output-centric by sub-pixel phase: the grid's second axis
+enumerates (group, phase) with phase = (od % SD, oh % SH, ow % SW); inside one phase every tile
+pixel needs the same taps, those with (phase + pad - k * dil) divisible by the stride, so with
+dilation 1 the loop visits exactly the contributing taps (1/stride^d of them): no zero
+insertion, no scatter, no atomics.
+"""
+
+from __future__ import annotations
+
+from .conv_pool_common import (
+    CONV_GEOMETRY,
+    CONV_OUT,
+    CP_RUNTIME,
+    PlaneChain,
+    autotune,
+    conv_attr_args,
+    indent,
+    single_output,
+)
+from .ir import Region
+from .runtime_src import COLLAPSE
+from .template_api import EmitContext, Emitted
+
+# Rationale (H200, fp32 via tf32x3 = 3 tensor-core passes per tile; checked offline with ptxas /
+# cuobjdump for sm_90a: every config fits 227 KB of shared memory and none spills inside the K
+# loop; long epilogues may spill a few hundred bytes once per tile, after the loop):
+# 128 pixels x 128 channels x 32, 8 warps, 3 stages is the workhorse for C_out >= 128;
+# 256 x 64 (8 warps) and 128 x 64 (4 warps) serve C_out 64-96; 64 x 128 small images with many
+# channels; 128 x 32 (C_out per group <= 32) avoids wasting half the channel tile. BLOCK_K = 32
+# matches typical C_in per tap (32-512); tiny C_in (3) wastes the K tile, where cuDNN is the
+# better tool. The first entry is the interpreter's only one.
+GEMM_CONFIGS = [({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32}, 4, 3),
+                ({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32}, 8, 3),
+                ({"BLOCK_M": 256, "BLOCK_N": 64, "BLOCK_K": 32}, 8, 3),
+                ({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32}, 4, 3),
+                ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}, 4, 4),
+                ({"BLOCK_M": 128, "BLOCK_N": 32, "BLOCK_K": 32}, 4, 4)]
+
+# Rationale: a 1x1 conv is a plain GEMM with K = C_in (64-1024): deeper K tiles halve the loop
+# trips where registers allow; wide pixel tiles stream the contiguous NCHW rows.
+POINTWISE_CONFIGS = [({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32}, 4, 3),
+                     ({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32}, 8, 3),
+                     ({"BLOCK_M": 256, "BLOCK_N": 64, "BLOCK_K": 32}, 8, 3),
+                     ({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, 8, 3),
+                     ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, 4, 3),
+                     ({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32}, 4, 3)]
+
+_CONSTS = ["KD", "KH", "KW", "SD", "SH", "SW", "PD", "PH", "PW", "DD", "DH", "DW", "HAS_BIAS", "SPLIT", "I64",
+           "DIL1", "BLOCK_M", "BLOCK_N", "BLOCK_K"]
+
+
+def _forward_body(prec: str) -> list[str]:
+    return ["pid = tl.program_id(0)",
+            "g = tl.program_id(1)",
+            "tiles_n = tl.cdiv(COG, BLOCK_N)",
+            "rm = (pid // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)",
+            "rn = (pid % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)",
+            "rk = tl.arange(0, BLOCK_K)",
+            "if I64:",
+            "    g = g.to(tl.int64)",
+            "    rm = rm.to(tl.int64)",
+            "    rk = rk.to(tl.int64)",
+            "S = OD * OH * OW",
+            "nb = rm // S",
+            "sp = rm % S",
+            "od = sp // (OH * OW)",
+            "oh = (sp // OW) % OH",
+            "ow = sp % OW",
+            "m_ok = rm < M",
+            "n_ok = rn < COG",
+            "co = g * COG + rn",
+            "d0 = od * SD - PD",
+            "h0 = oh * SH - PH",
+            "w0 = ow * SW - PW",
+            "xo = nb * sxn + (g * CIG) * sxc",
+            "KC = tl.cdiv(CIG, BLOCK_K)",
+            "acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)",
+            "for kk in range(0, KD * KH * KW * KC):",
+            "    t = kk // KC",
+            "    ci = (kk % KC) * BLOCK_K + rk",
+            "    kd = t // (KH * KW)",
+            "    kh = (t // KW) % KH",
+            "    kw = t % KW",
+            "    di = d0 + kd * DD",
+            "    hi = h0 + kh * DH",
+            "    wi = w0 + kw * DW",
+            "    a_ok = m_ok & (di >= 0) & (di < D) & (hi >= 0) & (hi < H) & (wi >= 0) & (wi < W)",
+            "    k_ok = ci < CIG",
+            "    xk = tl.load(x + ((xo + di * sxd + hi * sxh + wi * sxw)[:, None] + ci[None, :] * sxc),",
+            "                 mask=a_ok[:, None] & k_ok[None, :], other=0.0)",
+            "    wk = tl.load(wt + (t * C_OUT + co)[None, :] * CIG + ci[:, None],",
+            "                 mask=k_ok[:, None] & n_ok[None, :], other=0.0)",
+            f"    acc = tl.dot(xk, wk, acc, input_precision=\"{prec}\")",
+            "acc = tl.trans(acc)"]
+
+
+def _transposed_body(prec: str) -> list[str]:
+    return ["pid = tl.program_id(0)",
+            "gp = tl.program_id(1)",
+            "g = gp // (SD * SH * SW)",
+            "ph = gp % (SD * SH * SW)",
+            "rd = ph // (SH * SW)",
+            "rh = (ph // SW) % SH",
+            "rw = ph % SW",
+            "tiles_n = tl.cdiv(COG, BLOCK_N)",
+            "rm = (pid // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)",
+            "rn = (pid % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)",
+            "rk = tl.arange(0, BLOCK_K)",
+            "if I64:",
+            "    g = g.to(tl.int64)",
+            "    rm = rm.to(tl.int64)",
+            "    rk = rk.to(tl.int64)",
+            # Outputs of this phase per dim; tile pixels index the phase's own grid. Only the flat
+            # output index sp crosses the loop; od / oh / ow are re-formed after it (keeping them
+            # live across the loop made ptxas spill).
+            "QD = tl.cdiv(OD - rd, SD)",
+            "QH = tl.cdiv(OH - rh, SH)",
+            "QW = tl.cdiv(OW - rw, SW)",
+            "m_ok = rm < NB * QD * QH * QW",
+            # (a phase can be empty when an output dim is shorter than the stride: guard divisors)
+            "QW1 = tl.maximum(QW, 1)",
+            "QHW = tl.maximum(QH, 1) * QW1",
+            "nb = rm // (tl.maximum(QD, 1) * QHW)",
+            "q = rm % (tl.maximum(QD, 1) * QHW)",
+            "qd = q // QHW",
+            "qh = (q % QHW) // QW1",
+            "qw = q % QW1",
+            "sp = ((qd * SD + rd) * OH + qh * SH + rh) * OW + qw * SW + rw",
+            "n_ok = rn < COG",
+            "co = g * COG + rn",
+            # Taps of this phase: with dilation 1 exactly those k = k0 + j * stride.
+            "if DIL1:",
+            "    kd0 = (rd + PD) % SD",
+            "    kh0 = (rh + PH) % SH",
+            "    kw0 = (rw + PW) % SW",
+            "    nkd = (KD - kd0 + SD - 1) // SD",
+            "    nkh = (KH - kh0 + SH - 1) // SH",
+            "    nkw = (KW - kw0 + SW - 1) // SW",
+            "    std = SD",
+            "    sth = SH",
+            "    stw = SW",
+            "else:",
+            "    kd0 = 0",
+            "    kh0 = 0",
+            "    kw0 = 0",
+            "    nkd = KD",
+            "    nkh = KH",
+            "    nkw = KW",
+            "    std = 1",
+            "    sth = 1",
+            "    stw = 1",
+            "xo = nb * sxn + (g * CIG) * sxc",
+            "KC = tl.cdiv(CIG, BLOCK_K)",
+            "acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)",
+            "for kk in range(0, nkd * nkh * nkw * KC):",
+            "    tt = kk // KC",
+            "    ci = (kk % KC) * BLOCK_K + rk",
+            "    kd = kd0 + (tt // (nkh * nkw)) * std",
+            "    kh = kh0 + ((tt // nkw) % nkh) * sth",
+            "    kw = kw0 + (tt % nkw) * stw",
+            "    ed = rd + PD - kd * DD",
+            "    eh = rh + PH - kh * DH",
+            "    ew = rw + PW - kw * DW",
+            "    ok = ((ed % SD) == 0) & ((eh % SH) == 0) & ((ew % SW) == 0)",
+            "    di = qd + ed // SD",
+            "    hi = qh + eh // SH",
+            "    wi = qw + ew // SW",
+            "    a_ok = m_ok & ok & (di >= 0) & (di < D) & (hi >= 0) & (hi < H) & (wi >= 0) & (wi < W)",
+            "    k_ok = ci < CIG",
+            "    xk = tl.load(x + ((xo + di * sxd + hi * sxh + wi * sxw)[:, None] + ci[None, :] * sxc),",
+            "                 mask=a_ok[:, None] & k_ok[None, :], other=0.0)",
+            "    t = (kd * KH + kh) * KW + kw",
+            "    wk = tl.load(wt + (t * C_OUT + co)[None, :] * CIG + ci[:, None],",
+            "                 mask=k_ok[:, None] & n_ok[None, :], other=0.0)",
+            f"    acc = tl.dot(xk, wk, acc, input_precision=\"{prec}\")",
+            "acc = tl.trans(acc)",
+            "od = qd * SD + rd",
+            "oh = qh * SH + rh",
+            "ow = qw * SW + rw"]
+
+
+def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
+    """The implicit-GEMM kernel and launcher for a conv / conv_transpose region (+ epilogue)."""
+    ctx.share("collapse", COLLAPSE)
+    ctx.share("conv_pool", CP_RUNTIME)
+    op = region.anchor
+    dims, transposed = op.attrs["dims"], op.kind == "conv_transpose"
+    out = single_output(region)
+    epi = PlaneChain(region.epilogue, op.out, "e") if region.epilogue else None
+    kname = ctx.name("convt_gemm_kernel" if transposed else "conv_gemm_kernel")
+    lname = ctx.name("convt_gemm" if transposed else "conv_gemm")
+    prec = "tf32" if ctx.allow_tf32 else "tf32x3"
+
+    sig = ["out", "x", "wt", "bias", *(epi.kernel_params() if epi else []), "M", "NB", "C_IN", "C_OUT",
+           "CIG", "COG", "D", "H", "W", "OD", "OH", "OW", "sxn", "sxc", "sxd", "sxh", "sxw"]
+    body = _transposed_body(prec) if transposed else _forward_body(prec)
+    # After the loop the tile is transposed to (channels, pixels): pixels are then the fastest dim,
+    # so the stores (and the epilogue's loads) of consecutive lanes hit consecutive addresses.
+    body += ["if HAS_BIAS:",
+             "    acc += tl.load(bias + co, mask=n_ok, other=0.0).to(tl.float32)[:, None]",
+             "omask = n_ok[:, None] & m_ok[None, :]"]
+    res = "acc"
+    if epi:
+        coords = {"n": "nb[None, :]", "c": "co[:, None]", "d": "od[None, :]", "h": "oh[None, :]",
+                  "w": "ow[None, :]"}
+        coords["j"] = "sp[None, :]"
+        lines, res = epi.kernel_body(coords, "omask", acc="acc", split="SPLIT")
+        body += lines
+    body.append(f"tl.store(out + nb[None, :] * C_OUT * (OD * OH * OW) + co[:, None] * (OD * OH * OW) "
+                f"+ sp[None, :], {res}, mask=omask)")
+    configs = ctx.params.get("configs", configs)
+    kernel = (autotune(configs, ["M", "COG", "CIG", "KD", "KH", "KW"])
+              + f"def {kname}({', '.join(sig + [f'{c}: tl.constexpr' for c in _CONSTS])}):\n"
+              + "\n".join(indent(body, 4)))
+
+    epi_vals = epi.ext if epi else []
+    epi_names = [f"b{i}" for i in range(len(epi_vals))]
+    params = ["x", "w", "b", "stride", "padding", "dilation", "groups"]
+    params += ["output_padding"] if transposed else []
+    launcher = [f"def {lname}({', '.join(params + epi_names)}):",
+                f"    dims = {dims}",
+                "    n_, c_in, (D, H, W) = _cp_planes(x.shape, dims)",
+                *CONV_GEOMETRY,
+                "    kt = K3[0] * K3[1] * K3[2]"]
+    if transposed:
+        launcher += ["    OP3 = _cp_pad3(_cp_tup(output_padding, dims), dims, 0)",
+                     "    cig, cog = c_in // groups, w.shape[1]",
+                     "    c_out = cog * groups",
+                     "    OD, OH, OW = ((i - 1) * S3[a] - 2 * P3[a] + L3[a] * (K3[a] - 1) + OP3[a] + 1 "
+                     "for a, i in enumerate((D, H, W)))",
+                     # (taps, C_out, C_in per group): a weight tile's K run (input channels) is contiguous
+                     "    wt = w.reshape(groups, cig, cog, kt).permute(3, 0, 2, 1).contiguous()",
+                     "    M = n_ * triton.cdiv(OD, S3[0]) * triton.cdiv(OH, S3[1]) * triton.cdiv(OW, S3[2])",
+                     "    grid_g = groups * S3[0] * S3[1] * S3[2]"]
+    else:
+        launcher += ["    c_out, cig = w.shape[0], w.shape[1]",
+                     "    cog = c_out // groups",
+                     CONV_OUT,
+                     # (taps, C_out, C_in per group): a weight tile's K run (input channels) is contiguous
+                     "    wt = w.reshape(c_out, cig, kt).permute(2, 0, 1).contiguous()",
+                     "    M = n_ * OD * OH * OW",
+                     "    grid_g = groups"]
+    launcher += ["    lead = len(x.shape) - dims",
+                 "    out = torch.empty((*x.shape[:lead - 1], c_out, *(OD, OH, OW)[3 - dims:]), "
+                 f"device=x.device, dtype={out.meta.dtype})",
+                 "    if out.numel() == 0:",
+                 "        return out",
+                 "    sx = _cp_strides(x, x.shape, dims)"]
+    split = "False"
+    if epi:
+        launcher += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
+        split = "e_split"
+    launcher += [f"    i64 = _cp_big({', '.join(['out', 'x', *epi_names])})",
+                 "    grid = lambda meta: (triton.cdiv(M, meta['BLOCK_M']) * "
+                 "triton.cdiv(cog, meta['BLOCK_N']), grid_g)",
+                 f"    {kname}[grid](out, x, wt, wt if b is None else b, {'*e_args, ' if epi else ''}"
+                 "M, n_, c_in, c_out, cig, cog, D, H, W, OD, OH, OW, *sx[:5], KD=K3[0], KH=K3[1], KW=K3[2], "
+                 "SD=S3[0], SH=S3[1], SW=S3[2], PD=P3[0], PH=P3[1], PW=P3[2], DD=L3[0], DH=L3[1], DW=L3[2], "
+                 f"HAS_BIAS=b is not None, SPLIT={split}, I64=i64, DIL1=L3 == (1, 1, 1))",
+                 "    return out"]
+    args = conv_attr_args(region) + [v.name for v in epi_vals]
+    return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+                   lines=[f"{out.name} = {lname}({', '.join(args)})"])

@@ -1,0 +1,184 @@
+"""Window pooling (max_pool / avg_pool, 1D-3D) in one Triton kernel, with the pointwise chain
+before it applied on the loads and the chain after it applied before the store.
+
+One program per (plane = (n, c), tile of BLOCK_R output rows x BLOCK_W output columns), where
+rows flatten (od, oh); every window tap is unrolled (`tl.static_range`) and masked at the borders
+(padding reads -inf for max, 0 for avg). Overlapping windows re-read neighbours from L1/L2, so
+DRAM traffic stays one read of the input and one write of the output: the floor. All PyTorch
+attributes are exact: padding, dilation, ceil_mode, count_include_pad, divisor_override; max
+propagates NaN like PyTorch. return_indices stays in PyTorch.
+"""
+
+from __future__ import annotations
+
+from kernelskill.authors.builtin.conv_pool_common import (
+    CP_RUNTIME,
+    WINDOW_CONSTS,
+    WINDOW_KWARGS,
+    PlaneChain,
+    autotune,
+    chain_ok,
+    indent,
+    is_float,
+    module_expr,
+    shape_expr,
+    single_output,
+    window_tile_lines,
+)
+from kernelskill.authors.builtin.ir import Region
+from kernelskill.authors.builtin.runtime_src import COLLAPSE
+from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
+
+POOL_OUT = '''
+def _pool_out(size, k, s, p, d, ceil):
+    """PyTorch's pooling output size (pooling_output_shape), ceil_mode included."""
+    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+'''
+
+# Rationale: a tile of ~512-1024 outputs per program keeps enough loads in flight for DRAM
+# (H200: 132 SMs x a few programs each); wide BLOCK_W keeps the window loads coalesced along W,
+# BLOCK_R = 1 with wide W serves 1-D pooling (R = 1). The first entry (the interpreter's only
+# one) is the largest tile: the interpreter's cost is per program and per op, not per element.
+CONFIGS = [({"BLOCK_R": 16, "BLOCK_W": 64}, 8, 2), ({"BLOCK_R": 4, "BLOCK_W": 128}, 4, 2),
+           ({"BLOCK_R": 8, "BLOCK_W": 64}, 4, 2), ({"BLOCK_R": 16, "BLOCK_W": 32}, 4, 2),
+           ({"BLOCK_R": 2, "BLOCK_W": 256}, 4, 2), ({"BLOCK_R": 1, "BLOCK_W": 1024}, 8, 2)]
+
+
+class FusedPoolingWindow(Template):
+    kinds = ("max_pool", "avg_pool")
+    supports_prologue = True
+    supports_epilogue = True
+    priority = 5
+    params = {"configs": [CONFIGS]}
+
+    def match(self, region: Region) -> bool:
+        op = region.anchor
+        if op is None or op.kind not in self.kinds or op.out.meta is None:
+            return False
+        dims = op.attrs.get("dims")
+        x = op.inputs[0]
+        if op.attrs.get("return_indices") or dims not in (1, 2, 3) or not is_float(x):
+            return False
+        if x.meta.rank not in (dims + 1, dims + 2) or not is_float(op.out):
+            return False
+        return chain_ok(region.prologue) and chain_ok(region.epilogue)
+
+    def emit(self, region: Region, ctx: EmitContext) -> Emitted:
+        ctx.share("collapse", COLLAPSE)
+        ctx.share("conv_pool", CP_RUNTIME)
+        ctx.share("pool_out", POOL_OUT)
+        op = region.anchor
+        dims, is_max = op.attrs["dims"], op.kind == "max_pool"
+        out = single_output(region)
+        pro = PlaneChain(region.prologue, None, "p") if region.prologue else None
+        epi = PlaneChain(region.epilogue, op.out, "e") if region.epilogue else None
+        kname, lname = ctx.name("pool_kernel"), ctx.name("pool")
+        fill = "float('-inf')" if is_max else "0.0"
+
+        src_params = pro.kernel_params() if pro else ["x", "sxn", "sxc", "sxd", "sxh", "sxw"]
+        sig = ["out", *src_params, *(epi.kernel_params() if epi else []),
+               "C", "D", "H", "W", "OD", "OH", "OW", "R"]
+        const = [*WINDOW_CONSTS, "CIP", "DIV", "I64", "BLOCK_R", "BLOCK_W"]
+        body = [*window_tile_lines("C"),
+                f"acc = tl.full([BLOCK_R, BLOCK_W], {fill}, tl.float32)"]
+        tap = []
+        if pro:
+            lines, res = pro.kernel_body({"n": "n", "c": "c", "d": "di", "h": "hi", "w": "wi"}, "m")
+            tap += lines + [f"v = tl.where(m, {res}, {fill})"]
+        else:
+            tap.append(f"v = tl.load(xh + wi * sxw, mask=m, other={fill}).to(tl.float32)")
+        tap.append("acc = tl.maximum(acc, v, propagate_nan=tl.PropagateNan.ALL)" if is_max else "acc += v")
+        # Row terms are hoisted out of the inner tap loops (fewer integer ops per tap).
+        body += ["for kd in tl.static_range(KD):",
+                 "    di = d0 + kd * DD",
+                 "    md = omask & (di >= 0) & (di < D)",
+                 *(["    xd = x + n * sxn + c * sxc + di * sxd"] if not pro else []),
+                 "    for kh in tl.static_range(KH):",
+                 "        hi = h0 + kh * DH",
+                 "        mh = md & (hi >= 0) & (hi < H)",
+                 *(["        xh = xd + hi * sxh"] if not pro else []),
+                 "        for kw in tl.static_range(KW):",
+                 "            wi = w0 + kw * DW",
+                 "            m = mh & (wi >= 0) & (wi < W)",
+                 *indent(tap, 12)]
+        if not is_max:
+            body += ["if DIV != 0:",
+                     "    acc = acc / DIV",
+                     "else:",
+                     "    if CIP:",
+                     "        cnt = ((tl.minimum(d0 + KD, D + PD) - d0) * (tl.minimum(h0 + KH, H + PH) - h0)",
+                     "               * (tl.minimum(w0 + KW, W + PW) - w0))",
+                     "    else:",
+                     "        cnt = ((tl.minimum(d0 + KD, D) - tl.maximum(d0, 0))",
+                     "               * (tl.minimum(h0 + KH, H) - tl.maximum(h0, 0))",
+                     "               * (tl.minimum(w0 + KW, W) - tl.maximum(w0, 0)))",
+                     "    acc = acc / tl.maximum(cnt, 1).to(tl.float32)"]
+        res = "acc"
+        if epi:
+            lines, res = epi.kernel_body({"n": "n", "c": "c", "d": "od[:, None]", "h": "oh[:, None]",
+                                          "w": "ow[None, :]"}, "omask", acc="acc")
+            body += lines
+        body.append(f"tl.store(out + plane * R * OW + r[:, None] * OW + ow[None, :], {res}, mask=omask)")
+        configs = ctx.params.get("configs", CONFIGS)
+        kernel = (autotune(configs, ["R", "OW", "W"])
+                  + f"def {kname}({', '.join(sig + [f'{c}: tl.constexpr' for c in const])}):\n"
+                  + "\n".join(indent(body, 4)))
+
+        src_vals = pro.ext if pro else [op.inputs[0]]
+        epi_vals = epi.ext if epi else []
+        src_names = [f"a{i}" for i in range(len(src_vals))]
+        epi_names = [f"b{i}" for i in range(len(epi_vals))]
+        shape = shape_expr(src_names)
+        launcher = [f"def {lname}(ks, st, pad, dil, ceil, cip, divisor, {', '.join(src_names + epi_names)}):",
+                    f"    dims = {dims}",
+                    f"    shape = {shape}",
+                    "    k = _cp_tup(ks, dims)",
+                    "    s = k if st is None or (isinstance(st, (tuple, list)) and len(st) == 0) "
+                    "else _cp_tup(st, dims)",
+                    "    p, dl = _cp_tup(pad, dims), _cp_tup(1 if dil is None else dil, dims)",
+                    "    n_, c_, (D, H, W) = _cp_planes(shape, dims)",
+                    "    K3, S3 = _cp_pad3(k, dims, 1), _cp_pad3(s, dims, 1)",
+                    "    P3, L3 = _cp_pad3(p, dims, 0), _cp_pad3(dl, dims, 1)",
+                    "    OD, OH, OW = (_pool_out(i, K3[a], S3[a], P3[a], L3[a], bool(ceil)) "
+                    "for a, i in enumerate((D, H, W)))",
+                    "    lead = len(shape) - dims",
+                    "    out = torch.empty((*shape[:lead], *(OD, OH, OW)[3 - dims:]), device=a0.device, "
+                    f"dtype={out.meta.dtype})",
+                    "    if out.numel() == 0:",
+                    "        return out"]
+        if pro:
+            launcher += indent(pro.launch_lines(src_names, "shape", "dims"), 4)
+            src_args = "*p_args"
+        else:
+            launcher.append("    sx = _cp_strides(a0, shape, dims)")
+            src_args = "a0, *sx[:5]"
+        if epi:
+            launcher += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
+        launcher += [f"    i64 = _cp_big({', '.join(['out', *src_names, *epi_names])})",
+                     "    R = OD * OH",
+                     "    grid = lambda meta: (n_ * c_ * triton.cdiv(R, meta['BLOCK_R']) * "
+                     "triton.cdiv(OW, meta['BLOCK_W']),)",
+                     f"    {kname}[grid](out, {src_args}, {'*e_args, ' if epi else ''}"
+                     f"c_, D, H, W, OD, OH, OW, R, {WINDOW_KWARGS}, CIP=bool(cip), "
+                     "DIV=int(divisor or 0), I64=i64)",
+                     "    return out"]
+        a = op.attrs
+        mod = module_expr(op)
+        if mod is not None:  # read the layer's attributes at run time (safe at any size)
+            attrs = [f"{mod}.kernel_size", f"{mod}.stride", f"{mod}.padding",
+                     f"getattr({mod}, 'dilation', 1)", f"{mod}.ceil_mode",
+                     f"getattr({mod}, 'count_include_pad', True)",
+                     f"getattr({mod}, 'divisor_override', None)"]
+        else:
+            attrs = [repr(a.get("kernel_size")), repr(a.get("stride")), repr(a.get("padding", 0)),
+                     repr(a.get("dilation", 1)), repr(bool(a.get("ceil_mode"))),
+                     repr(a.get("count_include_pad", True)), repr(a.get("divisor_override"))]
+        args = attrs + [v.name for v in src_vals] + [v.name for v in epi_vals]
+        return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+                       lines=[f"{out.name} = {lname}({', '.join(args)})"])
+
+
+TEMPLATE = FusedPoolingWindow()
