@@ -148,14 +148,13 @@ def _workers(args: argparse.Namespace, s: BenchSettings) -> list[Any]:
 
 def run(args: argparse.Namespace) -> int:
     from ..eval.problem import ProblemError
-    from ..state.graph_state import RunSettings
     from .bench_html import write_report
     from .bench_metrics import render_table, summarize
     from .bench_pool import PoolError, WorkerPool
     from .bench_problems import DiscoveryError, discover, select, thread_id
     from .bench_records import append_row, error_row, read_rows, row_from_report
     from .cli import UsageError
-    from .config import KernelSkillConfig
+    from .config import KernelSkillConfig, run_settings
 
     if args.resume and not args.out:
         raise UsageError("--resume needs --out DIR: the folder of the bench to continue")
@@ -176,11 +175,7 @@ def run(args: argparse.Namespace) -> int:
     specs = _workers(args, s)
     out.mkdir(parents=True, exist_ok=True)
     (out / SETTINGS).write_text(s.model_dump_json(indent=1))
-    r = cfg.run
-    run_settings = RunSettings(device=r.device, size=r.size, author=r.author, model=s.model,
-                               base_url=s.base_url, rounds=r.rounds, repairs=r.repairs,
-                               wall_clock_s=r.wall_clock_s, trials=r.trials, eval_timeout_s=r.eval_timeout_s,
-                               allow_tf32=r.allow_tf32, baselines=r.baselines, min_gain=r.min_gain)
+    graph_settings = run_settings(cfg, s.model, s.base_url)
     finished = {row.problem for row in read_rows(out) if row.error is None}
     todo = [p for p in problems if p.key not in finished]
     by_key = {p.key: p for p in problems}
@@ -224,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         if tasks:
             if not s.server and len(specs) > 1:
                 _warm_index(cfg)
-            setup = {"config": cfg.model_dump(mode="json"), "settings": run_settings.model_dump(),
+            setup = {"config": cfg.model_dump(mode="json"), "settings": graph_settings.model_dump(),
                      "server": s.server}
             WorkerPool(specs, setup, out / "workers").run(tasks, on_result)
     except PoolError as e:

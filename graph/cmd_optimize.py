@@ -25,10 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..eval.problem import ProblemError, check_problem_source, read_source
     from ..nodes.runtime import set_config
-    from ..state.graph_state import RunSettings
     from ..state.records import Problem
     from .cli import UsageError
-    from .config import KernelSkillConfig
+    from .config import KernelSkillConfig, run_settings
     from .runner import run as run_graph
 
     try:
@@ -44,11 +43,7 @@ def run(args: argparse.Namespace) -> int:
                        allow_tf32=args.allow_tf32)
     cfg = cfg.override("llm", model=args.model, base_url=args.base_url)
     set_config(cfg)
-    r = cfg.run
-    settings = RunSettings(device=r.device, size=r.size, author=r.author, model=args.model,
-                           base_url=args.base_url, rounds=r.rounds, repairs=r.repairs,
-                           wall_clock_s=r.wall_clock_s, trials=r.trials, eval_timeout_s=r.eval_timeout_s,
-                           allow_tf32=r.allow_tf32, baselines=r.baselines, min_gain=r.min_gain)
+    settings = run_settings(cfg, args.model, args.base_url)
     from ..authors.base import AuthorError
     from ..nodes.runtime import get_author
 
@@ -57,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     except AuthorError as e:
         raise UsageError(str(e)) from None
     name = Path(args.problem).stem
-    problem = Problem(name=name, path=str(args.problem), source=source, size=r.size)
+    problem = Problem(name=name, path=str(args.problem), source=source, size=settings.size)
     thread = args.thread or f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out = Path(args.out) if args.out else Path("runs") / name
     final = run_graph(problem, settings, thread, cfg.paths.checkpoints, out)

@@ -30,6 +30,8 @@ class RunConfig(BaseModel):
     allow_tf32: bool = Field(False, description="Precision policy: TF32 allowed for candidates and baselines")
     baselines: bool = Field(True, description="Time eager and torch.compile next to each correct candidate")
     min_gain: float = Field(1.02, description="A candidate replaces the best only if this much faster")
+    profile_budget_s: float = Field(25.0, ge=0, description="Seconds for the profiling child (timeline and "
+                                    "Nsight Compute) per new best on a GPU; 0: the reviewer's breakdown only")
 
 
 class LLMConfig(BaseModel):
@@ -86,3 +88,11 @@ class KernelSkillConfig(BaseModel):
         current = getattr(self, section)
         updated = current.model_copy(update={k: v for k, v in values.items() if v is not None})
         return self.model_copy(update={section: type(current).model_validate(updated.model_dump())})
+
+
+def run_settings(cfg: KernelSkillConfig, model: str | None = None, base_url: str | None = None) -> Any:
+    """The graph's RunSettings from the `run` section (same field names), plus the LLM endpoint."""
+    from ..state.graph_state import RunSettings
+
+    fields = {k: v for k, v in cfg.run.model_dump().items() if k in RunSettings.model_fields}
+    return RunSettings(**fields, model=model, base_url=base_url)

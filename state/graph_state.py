@@ -63,6 +63,7 @@ class RunSettings(BaseModel):
     allow_tf32: bool = False
     baselines: bool = True
     min_gain: float = 1.02
+    profile_budget_s: float = 25.0
     script: list[str] = Field(default_factory=list)
     """Candidate sources the 'scripted' author replays (tests, demos)."""
 
