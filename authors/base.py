@@ -39,6 +39,8 @@ class AuthorTask:
     skill: SkillText | None = None
     error: str | None = None
     """The last evaluation's failure (stage and reason), for repair."""
+    repairs_left: int | None = None
+    """Repairs the budget still allows after this one's candidate (None: unknown)."""
 
 
 class Author(Protocol):

@@ -21,7 +21,8 @@ def repairer(state: GraphState) -> dict[str, Any]:
     error = f"[{v.stage}] {v.reason}\n{v.log_tail[-2000:]}" if v is not None else "unknown failure"
     skill = skill_text(cand.skill_id) if cand is not None and cand.skill_id else None
     try:
-        fixed = get_author(state.settings).repair(task_of(state, error=error, skill=skill))
+        task = task_of(state, error=error, skill=skill, repairs_left=state.settings.repairs - state.repairs)
+        fixed = get_author(state.settings).repair(task)
     except AuthorError as e:
         gave_up = Attempt(round=state.round, node="repairer", skill_id=cand.skill_id if cand else None,
                           params=cand.params if cand else {}, source_hash=source_hash(""),

@@ -74,29 +74,54 @@ class BuiltinAuthor:
 
     def repair(self, task: AuthorTask) -> Candidate:
         cur = task.current
+        state = (cur.author_state or {}) if cur else {}
         cfg = BuiltinConfig.of(cur)
-        kernels: dict[str, str] = (cur.author_state or {}).get("kernels", {}) if cur else {}
+        kernels: dict[str, str] = state.get("kernels", {})
         named = [key for name, key in kernels.items() if task.error and re.search(rf"\b{name}\b", task.error)]
+        extra: dict[str, Any] = {}
         if named:
             cfg.fallback_regions += [k for k in named if k not in cfg.fallback_regions]
             note = f"repair: region(s) {', '.join(named)} back to PyTorch"
-        elif cfg.enabled:
+        elif cfg.enabled and not state.get("trial"):
             dropped = cfg.enabled.pop()
             cfg.disabled.append(dropped)
             note = f"repair: template {dropped} turned off"
         else:
-            templated = (cur.author_state or {}).get("templated", []) if cur else []
-            remaining = [k for k in templated if k not in cfg.fallback_regions]
-            if not remaining:
-                raise AuthorError("nothing left to fall back: the candidate is already plain PyTorch")
-            # Rationale: without a kernel name in the error, halve the suspects each repair.
-            half = remaining[len(remaining) // 2:] or remaining
-            cfg.fallback_regions += half
-            note = f"repair: {len(half)} region(s) back to PyTorch"
+            note, extra = self._bisect(cfg, state, task.repairs_left)
         cand = self._build(task, cfg, note=note)
+        cand.author_state.update(extra)
         if cur is not None:
             cand.skill_id, cand.params = cur.skill_id, dict(cur.params)
         return cand
+
+    @staticmethod
+    def _bisect(cfg: BuiltinConfig, state: dict[str, Any], repairs_left: int | None) -> tuple[str, dict]:
+        """Find the guilty region (or rewrite) by halving the suspects, one repair at a time.
+
+        Suspects are the regions in our kernels plus the program rewrites. A repair turns half of
+        them back into PyTorch (`trial`); if the next candidate still fails, the culprit is in the
+        other half, so the trial half is restored and the search continues there. On the last
+        repair everything still suspected goes back to PyTorch, so the lineage ends correct.
+        Rationale: with one wrong region among n, halving needs log2(n) repairs instead of n.
+        """
+        trial: list[str] = state.get("trial", [])
+        suspects: list[str] = state.get("suspects") or [
+            *state.get("templated", []), *(f"rewrite:{t}" for t in state.get("rewrites", []))]
+        if trial:  # the previous trial did not fix it: innocent, restore it
+            suspects = [x for x in suspects if x not in trial]
+            cfg.fallback_regions = [k for k in cfg.fallback_regions if k not in trial]
+            cfg.disabled = [t for t in cfg.disabled if f"rewrite:{t}" not in trial]
+        if not suspects:
+            raise AuthorError("nothing left to fall back: the candidate is already plain PyTorch")
+        last = repairs_left is not None and repairs_left <= 1
+        pick = suspects if last or len(suspects) == 1 else suspects[: len(suspects) // 2]
+        for x in pick:
+            if x.startswith("rewrite:"):
+                cfg.disabled.append(x.removeprefix("rewrite:"))
+            elif x not in cfg.fallback_regions:
+                cfg.fallback_regions.append(x)
+        note = f"repair: {len(pick)} of {len(suspects)} suspect(s) back to PyTorch"
+        return note, {"suspects": suspects, "trial": pick}
 
     # ---- building ---------------------------------------------------------------------------
     def _capture(self, task: AuthorTask) -> Captured:
@@ -157,6 +182,7 @@ class BuiltinAuthor:
             if rewritten is not None:
                 program = rewritten
                 rewrites.append(tpl.id)
+        state["rewrites"] = rewrites
         regions = partition(program, self._chooser(cfg))
         emitted: list[Emitted | None] = []
         for region in regions:

@@ -1,0 +1,79 @@
+"""The built-in author's repair: a wrong kernel is found by halving the suspects, innocent
+regions keep their kernels, and the last allowed repair always ends correct."""
+
+from __future__ import annotations
+
+from author_util import evaluate, problem
+from kernelskill.authors.base import AuthorTask
+from kernelskill.authors.builtin.author import BuiltinAuthor
+from kernelskill.authors.builtin.ir import Region
+from kernelskill.authors.builtin.pointwise_template import FusedElementwise
+from kernelskill.authors.builtin.template_api import EmitContext, Emitted
+from kernelskill.authors.builtin.templates import load_templates
+
+# Six independent elementwise chains (split by reductions), one of them containing a sigmoid.
+SRC = '''
+import torch
+import torch.nn as nn
+N = 37
+SMALL = {}
+class Model(nn.Module):
+    def forward(self, x):
+        a = torch.relu(x) * 2.0
+        b = torch.tanh(a.sum(dim=1, keepdim=True) + x)
+        c = (b - 0.5).abs()
+        d = torch.sigmoid(c.mean(dim=0, keepdim=True) * x)
+        e = torch.exp(-d.amax(dim=1, keepdim=True) * x)
+        f = e * 3.0 + 1.0
+        return f.sum(dim=1) + a.sum(dim=1), d  # d is also an output: its chain is its own region
+def get_inputs():
+    return [torch.randn(N, 29)]
+def get_init_inputs():
+    return []
+'''
+
+
+class Sabotaged(FusedElementwise):
+    """Emits a wrong kernel (an extra + 1) for chains containing a sigmoid."""
+
+    def emit(self, region: Region, ctx: EmitContext) -> Emitted:
+        em = super().emit(region, ctx)
+        if any(op.kind == "sigmoid" for op in region.ops):
+            em.kernels = [k.replace("tl.sigmoid(", "1.0 + tl.sigmoid(") for k in em.kernels]
+        return em
+
+
+def test_bisection_finds_the_wrong_region_within_the_budget() -> None:
+    templates = dict(load_templates())
+    templates["fuse-elementwise-chain"] = Sabotaged()
+    author = BuiltinAuthor(templates)
+    task = AuthorTask(problem=problem(SRC), device="cpu")
+    cand = author.generate(task)
+    suspects = len(cand.author_state["templated"])
+    assert suspects >= 5
+    result = evaluate(SRC, cand.source)
+    assert not result.correct  # the sabotage is real
+    budget = 3
+    for used in range(budget):
+        task.current, task.error = cand, result.reason
+        task.repairs_left = budget - used
+        cand = author.repair(task)
+        result = evaluate(SRC, cand.source)
+        if result.correct:
+            break
+    assert result.correct, result.reason
+    # Only the guilty region (and at most the half it was found in) went back to PyTorch.
+    assert result.custom_kernels >= 2
+    assert "1.0 + tl.sigmoid(" not in cand.source
+
+
+def test_last_repair_falls_back_every_suspect() -> None:
+    templates = dict(load_templates())
+    templates["fuse-elementwise-chain"] = Sabotaged()
+    author = BuiltinAuthor(templates)
+    task = AuthorTask(problem=problem(SRC), device="cpu")
+    cand = author.generate(task)
+    task.current, task.error, task.repairs_left = cand, "wrong output", 1
+    fixed = author.repair(task)
+    assert set(fixed.author_state["trial"]) == set(fixed.author_state["suspects"])
+    assert evaluate(SRC, fixed.source).correct
