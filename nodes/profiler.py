@@ -23,7 +23,7 @@ from . import classify as C
 from .classify import OpDesc
 
 # Rationale: a profile with ncu is expected to take ~10-15 s on the H200 (child start ~3 s, timeline
-# and timing ~2 s, ncu ~5-8 s; .device/profile_suite.py measures it); 25 s leaves room for a slow
+# and timing ~2 s, ncu ~5-8 s; tests/gpu/profile_suite.py measures it); 25 s leaves room for a slow
 # first Triton compile without letting one profile eat a round.
 NODE_BUDGET_S = 25.0
 # Run the profiling child only while the run's clock has room for a few more rounds after it.

@@ -1,6 +1,6 @@
 """Parsing what the GPU side of the profiler reads: Nsight Compute CSV, Kineto traces, timelines.
 
-The fixtures are real H200 captures (tests/fixtures/profiles/, see .device/prof_fixture.py);
+The fixtures are real H200 captures (tests/fixtures/profiles/, see tests/gpu/capture_profile_fixture.py);
 where a format detail is not in them (ncu's raw --metrics rows, Kineto's launch geometry), the
 test builds a few rows in the documented format and says so.
 """

@@ -2,7 +2,7 @@
 
 Each fixture is a torch.profiler timeline of one forward (`<name>.torch.json`) and Nsight Compute's
 `--csv --page details` output for one more forward (`<name>.ncu.csv`), captured by
-.device/prof_fixture.py. The fixture carries no CUDA-event runtime, so the timeline's span (first
+tests/gpu/capture_profile_fixture.py. The fixture carries no CUDA-event runtime, so the timeline's span (first
 launch start to last launch end) stands in for it; FLOPs and minimum bytes come from the problem
 at full size on the meta device, the ceilings are the H200's measured ones.
 """
