@@ -54,7 +54,8 @@ def make_runner(setup: dict[str, Any]) -> Runner:
         else:
             from .runner import run
 
-            run(problem, settings, task["thread_id"], out / "threads.sqlite", out, say=say)
+            run(problem, settings, task["thread_id"], out / "threads.sqlite", out, say=say,
+                resume_hint="kernelskill bench --resume --out <the bench folder>")
 
     return run_task
 

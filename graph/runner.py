@@ -61,7 +61,7 @@ def write_outputs(state: GraphState, thread_id: str, out_dir: Path) -> tuple[Pat
 
 
 def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Path, out_dir: Path,
-        say: Printer = _stderr) -> GraphState:
+        say: Printer = _stderr, resume_hint: str | None = None) -> GraphState:
     """Start or resume thread `thread_id`; returns the final state."""
     checkpoints.parent.mkdir(parents=True, exist_ok=True)
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -96,7 +96,8 @@ def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Pa
                     if line:
                         say(line)
         except KeyboardInterrupt:
-            say(f"interrupted: resume with `kernelskill optimize {problem.path} --thread {thread_id}`")
+            hint = resume_hint or f"kernelskill optimize {problem.path} --thread {thread_id}"
+            say(f"interrupted: resume with `{hint}`")
             raise
         final = GraphState.model_validate(graph.get_state(config).values)
         path, is_ref = write_outputs(final, thread_id, out_dir)
