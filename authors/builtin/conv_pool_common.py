@@ -183,6 +183,21 @@ def indent(lines: list[str], n: int) -> list[str]:
     return [" " * n + ln for ln in lines]
 
 
+def plane_io_lines(pro: Any, epi: Any, src_names: list[str], epi_names: list[str],
+                   strides: str = "sx[:5]") -> tuple[list[str], str]:
+    """Launcher lines that feed a plane kernel (pooling, direct conv, global pool): the fused
+    prologue's operands, or the raw input and its strides; the epilogue's operands; the 64-bit
+    switch. Returns (lines, the kernel's source arguments)."""
+    if pro:
+        lines, src_args = indent(pro.launch_lines(src_names, "shape", "dims"), 4), "*p_args"
+    else:
+        lines, src_args = ["    sx = _cp_strides(a0, shape, dims)"], f"a0, *{strides}"
+    if epi:
+        lines += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
+    lines.append(f"    i64 = _cp_big({', '.join(['out', *src_names, *epi_names])})")
+    return lines, src_args
+
+
 def window_tile_lines(channels: str) -> list[str]:
     """Kernel prologue of the window kernels (pooling, direct convolution): program ->
     (plane = (n, c) with `channels` per batch item, tile of BLOCK_R output rows (od, oh

@@ -25,6 +25,7 @@ from kernelskill.authors.builtin.conv_pool_common import (
     indent,
     is_float,
     module_expr,
+    plane_io_lines,
     shape_expr,
     single_output,
     tup,
@@ -137,16 +138,9 @@ class DepthwiseConvDirect(Template):
                     "    if out.numel() == 0:",
                     "        return out",
                     "    wc = w.contiguous()"]
-        if pro:
-            launcher += indent(pro.launch_lines(src_names, "shape", "dims"), 4)
-            src_args = "*p_args"
-        else:
-            launcher.append("    sx = _cp_strides(a0, shape, dims)")
-            src_args = "a0, *sx[:5]"
-        if epi:
-            launcher += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
-        launcher += [f"    i64 = _cp_big({', '.join(['out', *src_names, *epi_names])})",
-                     "    R = OD * OH",
+        io, src_args = plane_io_lines(pro, epi, src_names, epi_names)
+        launcher += io
+        launcher += ["    R = OD * OH",
                      "    grid = lambda meta: (n_ * c_out * triton.cdiv(R, meta['BLOCK_R']) * "
                      "triton.cdiv(OW, meta['BLOCK_W']),)",
                      f"    {kname}[grid](out, {src_args}, wc, wc if b is None else b, "

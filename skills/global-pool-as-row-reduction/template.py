@@ -17,6 +17,7 @@ from kernelskill.authors.builtin.conv_pool_common import (
     chain_ok,
     indent,
     is_float,
+    plane_io_lines,
     shape_expr,
     single_output,
 )
@@ -130,16 +131,10 @@ class GlobalPoolRowReduction(Template):
                     "        return out",
                     "    if L == 0:",
                     "        return out.fill_(float('nan'))"]
-        if pro:
-            launcher += indent(pro.launch_lines(src_names, "shape", "dims"), 4)
-            src_args, split = "*p_args", "p_split"
-        else:
-            launcher += ["    sx = _cp_strides(a0, shape, dims)"]
-            src_args, split = "a0, *sx", "sx[5] < 0"
-        if epi:
-            launcher += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
-        launcher += [f"    i64 = _cp_big({', '.join(['out', *src_names, *epi_names])})",
-                     "    grid = lambda meta: (triton.cdiv(P, meta['BLOCK_P']),)",
+        io, src_args = plane_io_lines(pro, epi, src_names, epi_names, strides="sx")
+        split = "p_split" if pro else "sx[5] < 0"
+        launcher += io
+        launcher += ["    grid = lambda meta: (triton.cdiv(P, meta['BLOCK_P']),)",
                      f"    {kname}[grid](out, {src_args}, {'*e_args, ' if epi else ''}P, c_, L, H, W, "
                      f"SPLIT={split}, I64=i64)",
                      "    return out"]
