@@ -172,12 +172,14 @@ def run(args: argparse.Namespace) -> int:
                        allow_tf32=s.allow_tf32)
     cfg = cfg.override("llm", model=s.model, base_url=s.base_url)
     s.rounds = cfg.run.rounds
-    specs = _workers(args, s)
+    finished = {row.problem for row in read_rows(out) if row.error is None}
+    todo = [p for p in problems if p.key not in finished]
+    # A finished bench needs no workers: `--resume` then only rewrites summary and report, which
+    # works anywhere (a bench folder copied back from an air-gapped GPU node, say).
+    specs = _workers(args, s) if todo else []
     out.mkdir(parents=True, exist_ok=True)
     (out / SETTINGS).write_text(s.model_dump_json(indent=1))
     graph_settings = run_settings(cfg, s.model, s.base_url)
-    finished = {row.problem for row in read_rows(out) if row.error is None}
-    todo = [p for p in problems if p.key not in finished]
     by_key = {p.key: p for p in problems}
     total, done = len(problems), len(problems) - len(todo)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731

@@ -162,3 +162,19 @@ def test_resume_refuses_other_settings_and_a_fresh_bench_refuses_a_used_folder(
     assert "benched with rounds=1, not 3" in capsys.readouterr().err
     assert main(["bench", str(ROOT / "problems"), "--device", "cpu", "--out", str(out)]) == 2
     assert "already holds a bench" in capsys.readouterr().err
+
+
+def test_a_finished_gpu_bench_resumes_on_a_cpu_machine_to_rewrite_its_report(tmp_path: Path) -> None:
+    """A bench folder copied back from a GPU node: nothing is left to run, so no GPU is needed."""
+    out = tmp_path / "o"
+    out.mkdir()
+    measured = ROOT / "problems" / "measurements" / "h200-2026-11-30" / "results.jsonl"
+    row = next(json.loads(line) for line in measured.read_text().splitlines()
+               if json.loads(line)["problem"] == "level1/01_matmul_square")
+    (out / "results.jsonl").write_text(json.dumps(row) + "\n")
+    (out / "bench.json").write_text(json.dumps({
+        "paths": [str(ROOT / "problems" / "level1" / "01_matmul_square.py")], "device": "cuda",
+        "size": "full", "author": "builtin", "rounds": 1}))
+    assert main(["bench", "--resume", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["groups"]["all"]["problems"] == 1 and (out / "report.html").exists()
