@@ -125,9 +125,11 @@ class BuiltinAuthor:
 
     # ---- building ---------------------------------------------------------------------------
     def _capture(self, task: AuthorTask) -> Captured:
-        key = task.problem.path + task.problem.source
+        # At the size the candidate is evaluated at: constants derived from init arguments differ.
+        key = f"{task.problem.size}:{task.problem.path}:{task.problem.source}"
         if key not in self._captured:
-            self._captured[key] = capture(task.problem.source, task.problem.path or "<problem>", "small")
+            self._captured[key] = capture(task.problem.source, task.problem.path or "<problem>",
+                                          task.problem.size)
         return self._captured[key]
 
     def _active(self, cfg: BuiltinConfig, kind: str | None = None) -> list[Template]:

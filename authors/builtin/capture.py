@@ -1,7 +1,8 @@
 """Capturing the reference forward as a graph (torch.fx) with shapes, and its __init__ as text.
 
 `capture()` traces `Model` with torch.fx, propagates shapes by running the traced graph on the
-problem's (small) inputs on the CPU, and lowers every node into the IR. When tracing fails
+problem's inputs (real CPU tensors at the small size, meta tensors at full size), and lowers
+every node into the IR. When tracing fails
 (data-dependent Python control flow, unsupported constructs), it raises CaptureError and the
 author falls back to whole-forward strategies that need no graph.
 """
@@ -33,6 +34,8 @@ class Captured:
     preamble: str
     """Top-level definitions of the problem other than Model / get_inputs / get_init_inputs /
     SMALL (helper classes, constants, imports) that ModelNew's __init__ may need."""
+    traced_code: str = ""
+    """fx's Python code of the traced forward (constants baked in), to compare captures."""
 
 
 def split_problem_source(source: str) -> tuple[str, str, list[str], str]:
@@ -121,21 +124,50 @@ class _FactoryTracer(torch.fx.Tracer):
 
 
 def capture(problem_source: str, filename: str = "<problem>", size: str = "small") -> Captured:
-    problem = load_problem(problem_source, size, filename)
+    """The problem's graph at `size`: on real CPU tensors at the small size, on the meta device
+    (shapes only, nothing allocated) at any other. Capturing at the size the candidate will be
+    evaluated at matters: fx bakes Python values the model derives from its init arguments (a
+    1/sqrt(head_dim) scale, a reshape size, a norm's shape) into the graph as constants."""
+    if size == "small":
+        with torch.device("cpu"):
+            return _capture(problem_source, filename, size)
+    try:
+        with torch.device("meta"):
+            return _capture(problem_source, filename, size)
+    except CaptureError:
+        # Shapes alone can fail to propagate (an op without a meta kernel, a forward that reads
+        # values). The small capture may stand in only if fx traces the same code at both sizes:
+        # then no value baked into the graph depends on the size.
+        with torch.device("cpu"):
+            small = _capture(problem_source, filename, "small")
+        with torch.device("meta"):
+            same = _trace(load_problem(problem_source, size, filename))[2].code == small.traced_code
+        if not same:
+            raise
+        return small
+
+
+def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx.GraphModule]:
     seeded(0)
     model = problem.model_cls(*problem.get_init_inputs())
     seeded(1)
     inputs = list(problem.get_inputs())
-    preamble, init_src, forward_args, _ = split_problem_source(problem_source)
     try:
         gm = torch.fx.GraphModule(model, _FactoryTracer().trace(model))
     except Exception as e:
         raise CaptureError(f"torch.fx could not trace Model.forward: {type(e).__name__}: "
                            f"{str(e).splitlines()[0][:200]}") from None
+    return model, inputs, gm
+
+
+def _capture(problem_source: str, filename: str, size: str) -> Captured:
+    problem = load_problem(problem_source, size, filename)
+    model, inputs, gm = _trace(problem)
+    preamble, init_src, forward_args, _ = split_problem_source(problem_source)
     try:
         program = lower_graph(gm, model, inputs)
     except Exception as e:
         raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
     program.init_source = init_src
     program.forward_args = forward_args
-    return Captured(program=program, module=model, problem=problem, preamble=preamble)
+    return Captured(program=program, module=model, problem=problem, preamble=preamble, traced_code=gm.code)

@@ -22,13 +22,14 @@ def author() -> BuiltinAuthor:
     return _AUTHOR
 
 
-def problem(source: str, name: str = "p") -> Problem:
-    return Problem(name=name, path=f"<{name}>", source=source, size="small")
+def problem(source: str, name: str = "p", size: str = "small") -> Problem:
+    return Problem(name=name, path=f"<{name}>", source=source, size=size)
 
 
-def generate(source: str, skill: str | None = None, params: dict | None = None) -> Candidate:
-    """The first candidate, or the candidate after applying `skill` (a template id)."""
-    task = AuthorTask(problem=problem(source), device="cpu")
+def generate(source: str, skill: str | None = None, params: dict | None = None,
+             size: str = "small") -> Candidate:
+    """The first candidate, or the candidate after applying `skill` (a template id), for `size`."""
+    task = AuthorTask(problem=problem(source, size=size), device="cpu")
     first = author().generate(task)
     if skill is None:
         return first

@@ -1,0 +1,109 @@
+"""The author captures the reference at the size its candidate is evaluated at.
+
+fx bakes Python values a model derives from its init arguments (a head count, a 1/sqrt(d)
+scale, a layer count) into the traced graph. A graph captured at the SMALL size and run at full
+size silently computes another model: on an H200, attention problems were wrong at full size
+only. Here "full" sizes are tiny, so the interpreter can check the candidate at both sizes."""
+
+from __future__ import annotations
+
+import pytest
+from author_util import evaluate, generate
+from kernelskill.authors.builtin.capture import CaptureError, capture
+
+PROBLEM = '''
+import math
+
+import torch
+import torch.nn as nn
+
+BATCH = 2
+SEQ = 5
+DIM = 24
+HEADS = 4
+LAYERS = 3
+SMALL = {"DIM": 12, "HEADS": 2, "LAYERS": 2}
+
+
+class Model(nn.Module):
+    def __init__(self, dim, heads, layers):
+        super().__init__()
+        self.heads = heads
+        self.scale = 1.0 / math.sqrt(dim // heads)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.mix = nn.ModuleList(nn.Linear(dim, dim) for _ in range(layers))
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        att = torch.softmax((q @ k.transpose(-1, -2)) * self.scale, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, s, d)
+        for layer in self.mix:
+            y = torch.relu(layer(y))
+        return y
+
+
+def get_inputs():
+    return [torch.randn(BATCH, SEQ, DIM)]
+
+
+def get_init_inputs():
+    return [DIM, HEADS, LAYERS]
+'''
+
+
+def test_full_size_capture_bakes_full_size_constants_without_allocating() -> None:
+    small, full = capture(PROBLEM, "<p>", "small"), capture(PROBLEM, "<p>", "full")
+    exprs = [op.torch_expr for op in full.program.ops]
+    assert any(", 3, 4, " in e for e in exprs if ".view(" in e)  # 4 heads, not SMALL's 2
+    assert any("0.40824" in e for e in exprs)  # 1/sqrt(24 // 4), not 1/sqrt(12 // 2)
+    assert len(full.program.ops) > len(small.program.ops)  # three layers, not two
+    assert next(full.module.parameters()).device.type == "meta"
+
+
+def test_candidate_is_correct_at_the_size_it_was_generated_for() -> None:
+    for size in ("small", "full"):
+        cand = generate(PROBLEM, size=size)
+        r = evaluate(PROBLEM, cand.source, size=size)
+        assert r.correct, (size, r.reason)
+        assert r.custom_kernels >= 1
+
+
+def _nonzero_problem(scaled: bool) -> str:
+    """torch.nonzero has no meta kernel (its output shape depends on the values)."""
+    scale = "1.0 / math.sqrt(cols)" if scaled else "0.5"
+    return f'''
+import math
+
+import torch
+import torch.nn as nn
+
+ROWS = 6
+COLS = 16
+SMALL = {{"COLS": 9}}
+
+
+class Model(nn.Module):
+    def __init__(self, cols):
+        super().__init__()
+        self.scale = {scale}
+
+    def forward(self, x):
+        y = torch.relu(x) * self.scale
+        return y, torch.nonzero(y).shape[0] + y.sum(dim=1)
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS)]
+
+
+def get_init_inputs():
+    return [COLS]
+'''
+
+
+def test_when_shapes_cannot_propagate_on_meta_the_small_capture_stands_in_only_if_size_free() -> None:
+    cap = capture(_nonzero_problem(scaled=False), "<p>", "full")
+    assert next(iter(cap.program.ops)).out.meta.shape == (6, 9)  # the small capture, on real tensors
+    with pytest.raises(CaptureError):  # 1/sqrt(cols) would be baked at SMALL's value: refuse
+        capture(_nonzero_problem(scaled=True), "<p>", "full")
