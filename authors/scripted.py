@@ -16,7 +16,7 @@ class ScriptedAuthor:
     def __init__(self, script: list[str]):
         self.script = list(script)
 
-    def can_apply(self, skill_id: str) -> bool:
+    def can_apply(self, skill_id: str, task: AuthorTask | None = None) -> bool:
         return True
 
     def _next(self, task: AuthorTask, note: str) -> Candidate:

@@ -1,9 +1,10 @@
 """Planner: reads the profile, asks long-term memory for skills, picks exactly one.
 
 Skills come from the Chroma index queried with the profile (gated by the precision policy),
-in rank order; a skill is skipped if the author cannot apply it or if this (skill, parameters)
-pair was already tried on this task — a success is already in the best candidate, a failure is
-a dead end, and the attempts log remembers both across resumes.
+in rank order; a skill is skipped if the author cannot apply it (or applying it would change
+nothing in the best candidate: a no-op would spend a round), or if this (skill, parameters) pair
+was already tried on this task - a success is already in the best candidate, a failure is a dead
+end, and the attempts log remembers both across resumes.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..state.graph_state import GraphState
 from ..state.records import Plan
+from .generator import task_of
 from .runtime import get_author, get_index
 
 CANDIDATE_SKILLS = 12
@@ -51,7 +53,8 @@ def planner(state: GraphState) -> dict[str, Any]:
     hits = get_index().query(state.profile, k=CANDIDATE_SKILLS, allow_tf32=state.settings.allow_tf32,
                              training=True, gpu=state.best_verdict.gpu_name if state.best_verdict else None)
     in_best = set((state.best.author_state or {}).get("templates", []))
-    plan = choose(hits, tried, get_author(state.settings).can_apply, in_best)
+    author, task = get_author(state.settings), task_of(state)
+    plan = choose(hits, tried, lambda skill_id: author.can_apply(skill_id, task), in_best)
     if plan is None:
         return {"plan": None, "stop_reason": "no applicable skill left for this profile"}
     return {"plan": plan, "round": state.round + 1}

@@ -54,8 +54,15 @@ class BuiltinAuthor:
         self._captured: dict[str, Captured] = {}
 
     # ---- the Author interface -----------------------------------------------------------
-    def can_apply(self, skill_id: str) -> bool:
-        return skill_id in self.templates
+    def can_apply(self, skill_id: str, task: AuthorTask | None = None) -> bool:
+        if skill_id not in self.templates:
+            return False
+        if task is None or task.best is None:
+            return True
+        try:  # a dry run: code generation only, nothing is compiled or run
+            return self.apply(task, Plan(skill_id=skill_id)).source != task.best.source
+        except AuthorError:
+            return False
 
     def generate(self, task: AuthorTask) -> Candidate:
         return self._build(task, BuiltinConfig(), note="first candidate: default templates")

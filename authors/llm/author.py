@@ -61,7 +61,7 @@ class LLMAuthor:
         self.chat = connect(self.config, self.endpoint)
 
     # ---- the Author interface -----------------------------------------------------------
-    def can_apply(self, skill_id: str) -> bool:
+    def can_apply(self, skill_id: str, task: AuthorTask | None = None) -> bool:
         return True  # the skill's text is grounding enough; no template is required
 
     def generate(self, task: AuthorTask) -> Candidate:

@@ -3,13 +3,17 @@ regions keep their kernels, and the last allowed repair always ends correct."""
 
 from __future__ import annotations
 
-from author_util import evaluate, problem
+from pathlib import Path
+
+from author_util import author, evaluate, problem
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.ir import Region
 from kernelskill.authors.builtin.pointwise_template import FusedElementwise
 from kernelskill.authors.builtin.template_api import EmitContext, Emitted
 from kernelskill.authors.builtin.templates import load_templates
+
+PROBLEMS = Path(__file__).resolve().parents[2] / "problems"
 
 # Six independent elementwise chains (split by reductions), one of them containing a sigmoid.
 SRC = '''
@@ -77,3 +81,18 @@ def test_last_repair_falls_back_every_suspect() -> None:
     fixed = author.repair(task)
     assert set(fixed.author_state["trial"]) == set(fixed.author_state["suspects"])
     assert evaluate(SRC, fixed.source).correct
+
+
+def test_can_apply_is_false_for_a_skill_that_changes_nothing_in_the_best_candidate() -> None:
+    """The planner asks before spending a round: on an H200 bench, every activation problem's only
+    round went to a loss-reduction skill that had nothing to match."""
+    for path, noop, useful in [("level1/11_gelu", "elementwise-loss-grid-reduction", None),
+                               ("level1/22_softmax_last_dim", "elementwise-loss-grid-reduction",
+                                "multi-row-blocks")]:
+        task = AuthorTask(problem=problem((PROBLEMS / f"{path}.py").read_text()), device="cpu")
+        assert author().can_apply(noop) and author().can_apply(noop, task)  # no best yet: unknown
+        task.best = author().generate(task)
+        assert not author().can_apply(noop, task), path
+        assert not author().can_apply("no-such-skill", task)
+        if useful:
+            assert author().can_apply(useful, task), path

@@ -87,7 +87,8 @@ def test_killed_bench_loses_nothing_and_resume_duplicates_nothing(bench: dict) -
     assert f"resuming thread {tid}" in (out / KEYS[2] / "log.txt").read_text()
     for r in rows:
         assert r["error"] is None and r["correct"] is True and r["device"] == "cpu", r
-        assert r["speedup_vs_eager"] is None and r["rounds"] == 1 and r["wall_s"] > 0
+        # at most one round: a problem with no applicable skill left spends none
+        assert r["speedup_vs_eager"] is None and r["rounds"] <= 1 and r["wall_s"] > 0
         assert "class ModelNew" in (out / r["solution"]).read_text()
         assert json.loads((out / r["report"]).read_text())["thread_id"] == r["thread_id"]
     categories = [r["category"] for r in sorted(rows, key=lambda r: r["problem"])]
