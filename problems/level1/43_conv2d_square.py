@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 24
+BATCH = 48
 IN_CHANNELS = 128
 OUT_CHANNELS = 256
 HEIGHT = 88

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 40
 CHANNELS = 128
 HEIGHT = 120
 WIDTH = 120

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 72
+BATCH = 144
 IN_CHANNELS = 240
 OUT_CHANNELS = 480
 HEIGHT = 56

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 40
 IN_CHANNELS = 256
 OUT_CHANNELS = 128
 HEIGHT = 64

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 5
 IN_CHANNELS = 128
 OUT_CHANNELS = 64
 DEPTH = 16

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 32
+BATCH = 44
 IN_CHANNELS = 64
 OUT_CHANNELS = 128
 HEIGHT = 112

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 24
 IN_CHANNELS = 96
 OUT_CHANNELS = 160
 HEIGHT = 120

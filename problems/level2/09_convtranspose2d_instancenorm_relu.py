@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 24
+BATCH = 40
 IN_CHANNELS = 224
 OUT_CHANNELS = 96
 HEIGHT = 56

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 40
+BATCH = 48
 IN_CHANNELS = 64
 OUT_CHANNELS = 128
 HEIGHT = 112
