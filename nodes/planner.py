@@ -35,10 +35,11 @@ def choose(hits: list[Any], tried: set[tuple[str | None, str]], can_apply: Any,
     """Pure: the first hit the author can apply, not already part of the best candidate, whose
     default parameters were not tried yet."""
     for hit in hits:
-        if not can_apply(hit.id) or hit.id in in_best:
-            continue
         plan = Plan(skill_id=hit.id, params={}, reason=f"{hit.title} (score {hit.score:.2f}): {hit.reason}")
-        if (plan.skill_id, repr(sorted(plan.params.items()))) not in tried:
+        # Cheap checks first: can_apply may dry-run a build.
+        if hit.id in in_best or (plan.skill_id, repr(sorted(plan.params.items()))) in tried:
+            continue
+        if can_apply(hit.id):
             return plan
     return None
 
