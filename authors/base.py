@@ -7,6 +7,7 @@ Nodes call `generate` (first candidate), `apply` (one planned skill on the best 
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -15,6 +16,20 @@ from ..state.records import Attempt, Candidate, Plan, Problem, Profile
 
 class AuthorError(Exception):
     """The author could not produce a candidate (one line: why)."""
+
+
+def same_code(a: str, b: str) -> bool:
+    """Do two candidate sources run the same code? Module docstrings (which name the templates
+    used) and formatting do not count; unparsable sources compare as text."""
+    def code(src: str) -> str:
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            return src
+        if ast.get_docstring(tree) is not None:
+            tree.body = tree.body[1:]
+        return ast.unparse(tree)
+    return a == b or code(a) == code(b)
 
 
 @dataclass

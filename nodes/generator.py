@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..authors.base import AuthorError, AuthorTask, SkillText
+from ..authors.base import AuthorError, AuthorTask, SkillText, same_code
 from ..state.graph_state import GraphState
 from ..state.records import Attempt, source_hash
 from .runtime import get_author, get_index
@@ -36,7 +36,7 @@ def generator(state: GraphState) -> dict[str, Any]:
             cand = author.generate(task_of(state))
         else:
             cand = author.apply(task_of(state, skill=skill_text(plan.skill_id)), plan)
-        if plan is not None and state.best is not None and cand.source == state.best.source:
+        if plan is not None and state.best is not None and same_code(cand.source, state.best.source):
             raise AuthorError(f"skill {plan.skill_id} changes nothing in the best candidate")
     except AuthorError as e:
         failed = Attempt(round=state.round, node="generator", skill_id=plan.skill_id if plan else None,

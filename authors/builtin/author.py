@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...state.records import Candidate, Plan
-from ..base import AuthorError, AuthorTask
+from ..base import AuthorError, AuthorTask, same_code
 from .capture import Captured, CaptureError, capture
 from .emit import assemble, assemble_verbatim
 from .fuse import partition
@@ -60,7 +60,7 @@ class BuiltinAuthor:
         if task is None or task.best is None:
             return True
         try:  # a dry run: code generation only, nothing is compiled or run
-            return self.apply(task, Plan(skill_id=skill_id)).source != task.best.source
+            return not same_code(self.apply(task, Plan(skill_id=skill_id)).source, task.best.source)
         except AuthorError:
             return False
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from author_util import author, evaluate, problem
-from kernelskill.authors.base import AuthorTask
+from kernelskill.authors.base import AuthorTask, same_code
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.ir import Region
 from kernelskill.authors.builtin.pointwise_template import FusedElementwise
@@ -96,3 +96,20 @@ def test_can_apply_is_false_for_a_skill_that_changes_nothing_in_the_best_candida
         assert not author().can_apply("no-such-skill", task)
         if useful:
             assert author().can_apply(useful, task), path
+
+
+def test_same_code_ignores_the_docstring_naming_the_templates_but_not_code() -> None:
+    a = '"""Templates: a."""\nimport torch\nx = 1\n'
+    assert same_code(a, '"""Templates: b."""\nimport torch\nx  =  1\n')
+    assert not same_code(a, '"""Templates: a."""\nimport torch\nx = 2\n')
+    assert not same_code("def f(:", "def f(: ")  # unparsable: compared as text
+
+
+def test_a_skill_that_only_renames_the_template_in_the_docstring_is_a_no_op() -> None:
+    task = AuthorTask(problem=problem((PROBLEMS / "level1/01_matmul_square.py").read_text(), size="full"),
+                      device="cuda")
+    task.best = author().generate(task)
+    # Both only relabel the same GEMM kernel for a square fp32 matmul; tile shapes change code.
+    assert not author().can_apply("gemv-bandwidth-kernel", task)
+    assert not author().can_apply("gemm-tf32x3-strict-fp32", task)
+    assert author().can_apply("gemm-tile-shapes", task)
