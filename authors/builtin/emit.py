@@ -4,6 +4,7 @@ launchers, and ModelNew (the reference's __init__ verbatim, a generated forward)
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 from .ir import Program, Region, Value
@@ -61,6 +62,12 @@ def assemble(program: Program, preamble: str, regions: list[Region], emitted: li
             helpers.extend(em.helpers)
             body.extend(em.lines)
     body.append(f"return {_render_out(program.outputs)}")
+    # Repeated blocks (layers of a stack, branches of a block) emit identical kernels under fresh
+    # names; one definition each compiles and autotunes once.
+    kernels, aliases = dedupe(kernels, {})
+    helpers, aliases = dedupe(helpers, aliases)
+    body = [rename(line, aliases) for line in body]
+    ctx.aliases.update(aliases)
     # Vendor convolutions (a PyTorch region, or a template's launcher) run inside the forward.
     uses_convs = strict_fp32 and any(op.kind in ("conv", "conv_transpose") for op in program.ops)
     args = ", ".join(["self", *program.forward_args])
@@ -82,6 +89,39 @@ def assemble(program: Program, preamble: str, regions: list[Region], emitted: li
     source = "\n\n".join(p.strip("\n") for p in parts) + "\n"
     ast.parse(source)  # a template bug surfaces here, not in the evaluator
     return source
+
+
+_DEF = re.compile(r"def (\w+)\(")
+
+
+def rename(text: str, aliases: dict[str, str]) -> str:
+    """`text` with every identifier in `aliases` replaced by its target."""
+    if not aliases:
+        return text
+    pattern = r"\b(" + "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True)) + r")\b"
+    return re.sub(pattern, lambda m: aliases[m.group(1)], text)
+
+
+def dedupe(defs: list[str], aliases: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """Drop definitions identical to an earlier one but for the name they define (their first
+    `def`), after applying `aliases`; returns the kept sources and the aliases, extended by
+    dropped name -> kept name."""
+    aliases = dict(aliases)
+    kept: list[str] = []
+    seen: dict[str, str] = {}
+    for src in defs:
+        src = rename(src, aliases)
+        m = _DEF.search(src)
+        if m is None:
+            kept.append(src)
+            continue
+        shape = re.sub(rf"\b{re.escape(m.group(1))}\b", lambda _: "<this>", src)
+        if shape in seen:
+            aliases[m.group(1)] = seen[shape]
+        else:
+            seen[shape] = m.group(1)
+            kept.append(src)
+    return kept, aliases
 
 
 _HEADER_IMPORTS = {"import math", "import torch", "import torch.nn as nn", "import torch.nn.functional as F",

@@ -33,6 +33,8 @@ class EmitContext:
     _ids: itertools.count = field(default_factory=itertools.count)
     shared: dict[str, str] = field(default_factory=dict)
     """Helper sources shared across regions, emitted once (key -> source)."""
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Kernel / launcher names dropped as duplicates at assembly -> the name kept in their place."""
 
     def name(self, stem: str) -> str:
         """A fresh identifier for a kernel or launcher in the generated file."""

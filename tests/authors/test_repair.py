@@ -8,6 +8,7 @@ from pathlib import Path
 from author_util import author, evaluate, problem
 from kernelskill.authors.base import AuthorTask, same_code
 from kernelskill.authors.builtin.author import BuiltinAuthor
+from kernelskill.authors.builtin.emit import dedupe
 from kernelskill.authors.builtin.ir import Region
 from kernelskill.authors.builtin.pointwise_template import FusedElementwise
 from kernelskill.authors.builtin.template_api import EmitContext, Emitted
@@ -113,3 +114,45 @@ def test_a_skill_that_only_renames_the_template_in_the_docstring_is_a_no_op() ->
     assert not author().can_apply("gemv-bandwidth-kernel", task)
     assert not author().can_apply("gemm-tf32x3-strict-fp32", task)
     assert author().can_apply("gemm-tile-shapes", task)
+
+
+def test_identical_kernels_of_repeated_blocks_are_emitted_once_and_repaired_together() -> None:
+    k = "@triton.jit\ndef {n}(x):\n    return x + 1\n"
+    launcher = "def {l}(x):\n    return {n}[(1,)](x)\n"
+    other = k.format(n="_k_3").replace("+ 1", "+ 2")
+    kernels, aliases = dedupe([k.format(n="_k_1"), k.format(n="_k_2"), other], {})
+    assert [s.split("def ")[1][:4] for s in kernels] == ["_k_1", "_k_3"] and aliases == {"_k_2": "_k_1"}
+    helpers, aliases = dedupe([launcher.format(l="_run_1", n="_k_1"), launcher.format(l="_run_2", n="_k_2")],
+                              aliases)
+    assert len(helpers) == 1 and aliases == {"_k_2": "_k_1", "_run_2": "_run_1"}
+
+    # Three identical pointwise layers: one kernel; an error naming it falls back all three.
+    layers = "\n".join("        x = torch.tanh(x * 1.5 + 0.25)\n        x = x.sum(dim=1, keepdim=True) + x"
+                       for _ in range(3))
+    src = f'''
+import torch
+import torch.nn as nn
+
+N = 37
+SMALL = {{}}
+class Model(nn.Module):
+    def forward(self, x):
+{layers}
+        return x
+def get_inputs():
+    return [torch.randn(N, 29)]
+def get_init_inputs():
+    return []
+'''
+    task = AuthorTask(problem=problem(src), device="cpu")
+    cand = author().generate(task)
+    state = cand.author_state
+    kept = {state["kernel_aliases"].get(n, n) for n in state["kernels"]}
+    assert len(kept) < len(state["kernels"]) and all(n in cand.source for n in kept)
+    assert not any(f"def {n}(" in cand.source for n in state["kernel_aliases"])
+    assert evaluate(src, cand.source).correct
+    shared = next(n for n in kept if list(state["kernel_aliases"].values()).count(n) >= 2)
+    task.current, task.error = cand, f"[correctness] wrong values in {shared}"
+    fixed = author().repair(task)
+    users = [key for n, key in state["kernels"].items() if state["kernel_aliases"].get(n, n) == shared]
+    assert len(users) >= 3 and set(users) <= set(fixed.author_state["config"]["fallback_regions"])
