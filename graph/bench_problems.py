@@ -135,7 +135,7 @@ def discover(paths: list[str], warn: Callable[[str], None] = lambda _: None) -> 
     return sorted(found.values(), key=_order)
 
 
-def select(problems: list[BenchProblem], globs: list[str]) -> list[BenchProblem]:
+def select(problems: list[BenchProblem], globs: list[str], flag: str = "--filter") -> list[BenchProblem]:
     """Problems whose key (`level1/11_gelu`) or file stem matches any glob; all when none given."""
     if not globs:
         return problems
@@ -143,7 +143,7 @@ def select(problems: list[BenchProblem], globs: list[str]) -> list[BenchProblem]
                                        for g in globs)]
     if not kept:
         example = problems[0].key if problems else "level1/11_gelu"
-        raise DiscoveryError(f"--filter {' '.join(globs)} matches none of the {len(problems)} problems "
+        raise DiscoveryError(f"{flag} {' '.join(globs)} matches none of the {len(problems)} problems "
                              f"(globs match keys like {example} or file stems)")
     return kept
 

@@ -120,6 +120,19 @@ def append_row(bench_dir: Path, row: ResultRow) -> None:
         os.fsync(f.fileno())
 
 
+def row_counts(bench_dir: Path) -> dict[str, int]:
+    """How many rows each problem has in results.jsonl (a redone problem has several)."""
+    counts: dict[str, int] = {}
+    path = bench_dir / RESULTS
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            key = json.loads(line)["problem"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def read_rows(bench_dir: Path) -> list[ResultRow]:
     """The last row per problem, in file order of their first appearance; torn lines are skipped."""
     path = bench_dir / RESULTS

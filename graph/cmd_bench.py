@@ -36,6 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="bench folder (default runs/bench-<time>)")
     p.add_argument("--resume", action="store_true",
                    help="continue the bench in --out: skip finished problems")
+    p.add_argument("--redo", action="append", default=[], metavar="GLOB",
+                   help="with --resume: run the matching problems again even if finished (a fresh "
+                        "thread; the new row supersedes the old one); repeatable")
     p.add_argument("--filter", action="append", default=[], metavar="GLOB",
                    help="only problems whose key (level1/11_gelu) or file stem matches; repeatable")
     p.add_argument("--rounds", type=int, default=None, help="optimization rounds per problem at most")
@@ -152,12 +155,14 @@ def run(args: argparse.Namespace) -> int:
     from .bench_metrics import render_table, summarize
     from .bench_pool import PoolError, WorkerPool
     from .bench_problems import DiscoveryError, discover, select, thread_id
-    from .bench_records import append_row, error_row, read_rows, row_from_report
+    from .bench_records import append_row, error_row, read_rows, row_counts, row_from_report
     from .cli import UsageError
     from .config import KernelSkillConfig, run_settings
 
     if args.resume and not args.out:
         raise UsageError("--resume needs --out DIR: the folder of the bench to continue")
+    if args.redo and not args.resume:
+        raise UsageError("--redo needs --resume: it runs problems of an existing bench again")
     if args.rounds is not None and args.rounds < 1:
         raise UsageError("--rounds must be at least 1")
     out = Path(args.out or f"runs/bench-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
@@ -166,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         cfg = KernelSkillConfig.load(s.config)
         problems = select(discover(s.paths, warn=lambda m: print(f"kernelskill bench: {m}", file=sys.stderr)),
                           s.filters)
+        redo = {p.key for p in select(problems, args.redo, "--redo")} if args.redo else set()
     except (DiscoveryError, ProblemError, FileNotFoundError, ValueError) as e:
         raise UsageError(str(e).splitlines()[0]) from None
     cfg = cfg.override("run", device=s.device, size=s.size, author=s.author, rounds=s.rounds or None,
@@ -173,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = cfg.override("llm", model=s.model, base_url=s.base_url)
     s.rounds = cfg.run.rounds
     finished = {row.problem for row in read_rows(out) if row.error is None}
-    todo = [p for p in problems if p.key not in finished]
+    todo = [p for p in problems if p.key not in finished or p.key in redo]
     # A finished bench needs no workers: `--resume` then only rewrites summary and report, which
     # works anywhere (a bench folder copied back from an air-gapped GPU node, say).
     specs = _workers(args, s) if todo else []
@@ -212,8 +218,11 @@ def run(args: argparse.Namespace) -> int:
 
     from .bench_server import server_thread_id  # the row names the thread where it can be inspected
 
+    runs = row_counts(out)
     tasks = [{"key": p.key, "path": str(p.path), "name": p.name, "out": str(out / p.level / p.name),
-              "thread_id": (tid := thread_id(s.bench_id, p)),
+              # A redo is a fresh thread: the finished one would only replay its result.
+              "thread_id": (tid := thread_id(s.bench_id, p) + (f"-redo{runs.get(p.key, 0)}" if p.key in redo
+                                                                 else "")),
               "row_thread": server_thread_id(tid) if s.server else tid}
              for p in todo]
     interrupted = False

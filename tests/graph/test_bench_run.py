@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -179,3 +180,32 @@ def test_a_finished_gpu_bench_resumes_on_a_cpu_machine_to_rewrite_its_report(tmp
     assert main(["bench", "--resume", "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["groups"]["all"]["problems"] == 1 and (out / "report.html").exists()
+
+
+@pytest.mark.slow
+def test_redo_runs_a_finished_problem_again_in_a_fresh_thread(bench: dict, tmp_path: Path) -> None:
+    out = tmp_path / "copy"
+    shutil.copytree(bench["out"], out)  # the module's bench stays as the other tests expect it
+    env = {**os.environ, "XDG_CACHE_HOME": str(out.parent / "cache")}
+    proc = _bench("--resume", "--out", str(out), "--redo", "level1/14_*", env=env)
+    table, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-2000:]
+    assert "(2 already done)" in err
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    redone = [r for r in lines if r["problem"] == KEYS[1]]
+    assert len(lines) == 4 and len(redone) == 2
+    assert redone[1]["thread_id"] == redone[0]["thread_id"] + "-redo1" and redone[1]["correct"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["groups"]["all"]["problems"] == 3  # the new row supersedes the old one
+
+
+def test_redo_needs_resume_and_a_matching_glob(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", str(ROOT / "problems"), "--device", "cpu", "--redo", "x", "--out",
+                 str(tmp_path / "o")]) == 2
+    assert "--redo needs --resume" in capsys.readouterr().err
+    out = tmp_path / "o2"
+    out.mkdir()
+    (out / "bench.json").write_text(json.dumps({"paths": [str(ROOT / "problems")], "device": "cpu",
+                                                "size": "small", "author": "builtin", "rounds": 1}))
+    assert main(["bench", "--resume", "--out", str(out), "--redo", "level9/*"]) == 2
+    assert "--redo level9/* matches none" in capsys.readouterr().err
