@@ -120,31 +120,20 @@ def append_row(bench_dir: Path, row: ResultRow) -> None:
         os.fsync(f.fileno())
 
 
-def row_counts(bench_dir: Path) -> dict[str, int]:
-    """How many rows each problem has in results.jsonl (a redone problem has several)."""
-    counts: dict[str, int] = {}
+def all_rows(bench_dir: Path) -> list[ResultRow]:
+    """Every row of results.jsonl in file order (a redone problem has several); torn lines skipped."""
     path = bench_dir / RESULTS
+    rows: list[ResultRow] = []
     for line in path.read_text().splitlines() if path.exists() else []:
-        try:
-            key = json.loads(line)["problem"]
-        except (ValueError, KeyError, TypeError):
+        if not line.strip():
             continue
-        counts[key] = counts.get(key, 0) + 1
-    return counts
+        try:
+            rows.append(ResultRow.model_validate(json.loads(line)))
+        except (ValueError, ValidationError):
+            continue
+    return rows
 
 
 def read_rows(bench_dir: Path) -> list[ResultRow]:
     """The last row per problem, in file order of their first appearance; torn lines are skipped."""
-    path = bench_dir / RESULTS
-    rows: dict[str, ResultRow] = {}
-    if not path.exists():
-        return []
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
-        try:
-            row = ResultRow.model_validate(json.loads(line))
-        except (ValueError, ValidationError):
-            continue
-        rows[row.problem] = row
-    return list(rows.values())
+    return list({row.problem: row for row in all_rows(bench_dir)}.values())

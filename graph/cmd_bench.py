@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     from .bench_metrics import render_table, summarize
     from .bench_pool import PoolError, WorkerPool
     from .bench_problems import DiscoveryError, discover, select, thread_id
-    from .bench_records import append_row, error_row, read_rows, row_counts, row_from_report
+    from .bench_records import all_rows, append_row, error_row, read_rows, row_from_report
     from .cli import UsageError
     from .config import KernelSkillConfig, run_settings
 
@@ -218,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
 
     from .bench_server import server_thread_id  # the row names the thread where it can be inspected
 
-    runs = row_counts(out)
+    runs = Counter(row.problem for row in all_rows(out))
     tasks = [{"key": p.key, "path": str(p.path), "name": p.name, "out": str(out / p.level / p.name),
               # A redo is a fresh thread: the finished one would only replay its result.
               "thread_id": (tid := thread_id(s.bench_id, p) + (f"-redo{runs.get(p.key, 0)}" if p.key in redo

@@ -130,21 +130,21 @@ def capture(problem_source: str, filename: str = "<problem>", size: str = "small
     1/sqrt(head_dim) scale, a reshape size, a norm's shape) into the graph as constants."""
     if size == "small":
         with torch.device("cpu"):
-            return _capture(problem_source, filename, size)
-    try:
-        with torch.device("meta"):
-            return _capture(problem_source, filename, size)
-    except CaptureError:
-        # Shapes alone can fail to propagate (an op without a meta kernel, a forward that reads
-        # values). The small capture may stand in only if fx traces the same code at both sizes:
-        # then no value baked into the graph depends on the size.
-        with torch.device("cpu"):
-            small = _capture(problem_source, filename, "small")
-        with torch.device("meta"):
-            same = _trace(load_problem(problem_source, size, filename))[2].code == small.traced_code
-        if not same:
-            raise
-        return small
+            problem = load_problem(problem_source, size, filename)
+            return _lower(problem_source, problem, *_trace(problem))
+    with torch.device("meta"):
+        problem = load_problem(problem_source, size, filename)
+        model, inputs, gm = _trace(problem)
+        try:
+            return _lower(problem_source, problem, model, inputs, gm)
+        except CaptureError:
+            # Shapes alone can fail to propagate (an op without a meta kernel, a forward that
+            # reads values). The small capture may stand in only if fx traces the same code at
+            # both sizes: then no value baked into the graph depends on the size.
+            small = capture(problem_source, filename, "small")
+            if gm.code != small.traced_code:
+                raise
+            return small
 
 
 def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx.GraphModule]:
@@ -160,9 +160,8 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
     return model, inputs, gm
 
 
-def _capture(problem_source: str, filename: str, size: str) -> Captured:
-    problem = load_problem(problem_source, size, filename)
-    model, inputs, gm = _trace(problem)
+def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],
+           gm: torch.fx.GraphModule) -> Captured:
     preamble, init_src, forward_args, _ = split_problem_source(problem_source)
     try:
         program = lower_graph(gm, model, inputs)

@@ -115,7 +115,7 @@ def dedupe(defs: list[str], aliases: dict[str, str]) -> tuple[list[str], dict[st
         if m is None:
             kept.append(src)
             continue
-        shape = re.sub(rf"\b{re.escape(m.group(1))}\b", lambda _: "<this>", src)
+        shape = rename(src, {m.group(1): "<this>"})
         if shape in seen:
             aliases[m.group(1)] = seen[shape]
         else:
