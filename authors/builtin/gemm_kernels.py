@@ -7,7 +7,8 @@ pointwise epilogue (`GemmChain`) applied to the tile before its only store. Pyth
 add what a variant needs: a K range per tile (split-K chunks, triangular operands, skipped
 zero tiles), a triangular output mask, a mirrored store (symmetric outputs), or a CUDA-core
 FMA inner loop instead of `tl.dot` (matrix-vector shapes, where tensor-core tiles are padding),
-run on C^T = B^T A^T when the small dimension is M.
+run on C^T = B^T A^T when the small dimension is M, or three TF32 dots per K step on operands
+prepared as TF32 hi / lo parts (gemm_prep.py) instead of the in-kernel tf32x3 dot.
 """
 
 from __future__ import annotations
@@ -110,6 +111,9 @@ class KernelOpts:
     swap: bool = False
     """The kernel computes C^T = B^T A^T (launched with the operands exchanged): the output and
     the bias are indexed transposed. Lets one small-N kernel serve small M too."""
+    prep: bool = False
+    """Operands arrive split into TF32 hi / lo parts (gemm_prep.py; extra `al_ptr`, `bl_ptr`): three
+    plain TF32 dots per K step replace the in-kernel tf32x3 dot."""
 
 
 class GemmChain:
@@ -194,7 +198,8 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
                   configs: list[tuple[dict, int, int]]) -> str:
     """A GEMM kernel: grid = (splits * batches * tiles,), tiles in grouped order per batch."""
     chain = chain if chain is not None and not chain.empty and not opts.split else None
-    params = ["a_ptr", "b_ptr", "c_ptr", "bias_ptr", "M", "N", "K", "NB", "B1", "s_a0", "s_a1", "s_am",
+    params = ["a_ptr", "b_ptr", *(["al_ptr", "bl_ptr"] if opts.prep else []), "c_ptr", "bias_ptr",
+              "M", "N", "K", "NB", "B1", "s_a0", "s_a1", "s_am",
               "s_ak", "s_b0", "s_b1", "s_bk", "s_bn", "s_bias", "K_CHUNK"]
     if chain is not None:
         params += chain.kernel_params()
@@ -228,18 +233,34 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
           "# store is masked).",
           "ram = rm % M",
           "rbn = rn % N",
-          "a_base = a_ptr + (bid // B1) * s_a0 + (bid % B1) * s_a1",
-          "b_base = b_ptr + (bid // B1) * s_b0 + (bid % B1) * s_b1"]
+          "a_boff = (bid // B1) * s_a0 + (bid % B1) * s_a1",
+          "b_boff = (bid // B1) * s_b0 + (bid % B1) * s_b1"]
     b += _k_range(opts)
     b.append("acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)")
     b += ["rka = k_lo + rk",
-          "a_ptrs = a_base + ram[:, None] * s_am + rka[None, :] * s_ak",
-          "b_ptrs = b_base + rka[:, None] * s_bk + rbn[None, :] * s_bn",
-          "for k in range(k_lo, k_hi, BLOCK_K):",
+          "a_off = a_boff + ram[:, None] * s_am + rka[None, :] * s_ak",
+          "b_off = b_boff + rka[:, None] * s_bk + rbn[None, :] * s_bn",
+          "a_ptrs = a_ptr + a_off",
+          "b_ptrs = b_ptr + b_off"]
+    if opts.prep:
+        b += ["al_ptrs = al_ptr + a_off",
+              "bl_ptrs = bl_ptr + b_off"]
+    b += ["for k in range(k_lo, k_hi, BLOCK_K):",
           "    kmask = rk < k_hi - k",
           "    a = tl.load(a_ptrs, mask=kmask[None, :], other=0.0)",
           "    b = tl.load(b_ptrs, mask=kmask[:, None], other=0.0)"]
-    if opts.inner == "dot":
+    if opts.prep:
+        b += ["    al = tl.load(al_ptrs, mask=kmask[None, :], other=0.0)",
+              "    bl = tl.load(bl_ptrs, mask=kmask[:, None], other=0.0)",
+              "    # Error-compensated fp32 (gemm_prep.py): small products first, into a fresh",
+              "    # accumulator added in fp32 (the tensor core's accumulation truncates).",
+              '    part = tl.dot(a, bl, input_precision="tf32")',
+              '    part = tl.dot(al, b, acc=part, input_precision="tf32")',
+              '    part = tl.dot(a, b, acc=part, input_precision="tf32")',
+              "    acc += part",
+              "    al_ptrs += BLOCK_K * s_ak",
+              "    bl_ptrs += BLOCK_K * s_bk"]
+    elif opts.inner == "dot":
         b.append(f'    acc = tl.dot(a, b, acc=acc, input_precision="{opts.precision}")')
     else:  # the [BM, BK, BN] products are transient: LLVM turns the reduction into FMA chains
         b.append("    acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)")

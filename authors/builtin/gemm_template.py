@@ -12,6 +12,7 @@ a candidate captured at SMALL size runs unchanged at full size.
 from __future__ import annotations
 
 from .gemm_kernels import GEMM_RUNTIME, GemmChain, KernelOpts, autotune, kernel_source, reduce_source
+from .gemm_prep import GEMM_PREP
 from .ir import Op, Region, Value
 from .pointwise import external_inputs
 from .runtime_src import COLLAPSE
@@ -42,6 +43,19 @@ DEFAULT_CONFIGS = [
     tile_config(64, 128, 32, 8, 4),
     tile_config(256, 64, 16, 8, 4),
     tile_config(128, 64, 16, 4, 4),
+]
+
+
+# Prepared operands (gemm_prep.py): four fp32 tiles per stage, (2 BM + 2 BN) * BK * 4 bytes, so
+# 128x128x32 fits 3 stages (192 KB) and 128x256 needs BK = 16. Measured on an H200 (three TF32
+# dots per step): 128x128x32 at 8 warps, 3 stages was best on square and wide shapes, 128x256x16
+# close behind; 4 warps and 128x64 suit fewer tiles.
+PREP_CONFIGS = [
+    tile_config(64, 64, 32, 4, 3),
+    tile_config(128, 128, 32, 8, 3),
+    tile_config(128, 256, 16, 8, 3),
+    tile_config(128, 128, 32, 4, 3),
+    tile_config(128, 64, 32, 4, 4),
 ]
 
 
@@ -137,11 +151,22 @@ class GemmTemplate(Template):
         kname, lname = ctx.name("gemm_kernel"), ctx.name("gemm")
         kernels = [kernel_source(kname, opts, chain, self.config_list(ctx))]
         names = {"main": kname}
+        if opts.precision == "tf32x3":
+            ctx.share("gemm_prep", GEMM_PREP)
+            names["main_prep"] = ctx.name("gemm_3xtf32_kernel")
+            kernels.append(kernel_source(names["main_prep"], KernelOpts(**{**opts.__dict__, "prep": True}),
+                                         chain, PREP_CONFIGS))
+        elif opts.precision == "tf32":  # K-major copies only: the same kernel reads them
+            ctx.share("gemm_prep", GEMM_PREP)
         if self.split_k:
             names["part"], names["reduce"] = ctx.name("gemm_splitk_kernel"), ctx.name("gemm_splitk_reduce")
             part = KernelOpts(**{**opts.__dict__, "split": True})
             kernels += [kernel_source(names["part"], part, None, self.config_list(ctx)),
                         reduce_source(names["reduce"], opts.has_bias, chain)]
+            if "main_prep" in names:
+                names["part_prep"] = ctx.name("gemm_splitk_3xtf32_kernel")
+                part3 = KernelOpts(**{**part.__dict__, "prep": True})
+                kernels.append(kernel_source(names["part_prep"], part3, None, PREP_CONFIGS))
         if self.small_dim:
             names["rows"], names["cols"] = ctx.name("gemv_kernel"), ctx.name("gemv_t_kernel")
             fma = KernelOpts(**{**opts.__dict__, "inner": "fma"})
@@ -193,6 +218,22 @@ class GemmTemplate(Template):
                 f"        {names['cols']}[grid](b, a, c, {bias_args[0]}, {swapped}, {bias_args[1]}, "
                 f"K{cargs}, I64=i64, BLOCK_N=small)",
                 "    return c"]
+        if opts.precision in ("tf32x3", "tf32"):
+            x3 = opts.precision == "tf32x3"
+            body += [
+                # One-pass TF32 needs a copy only when an operand is not K-major.
+                "prep = min(M, N) >= _GEMM_PREP_MIN" + ("" if x3 else
+                                                        " and (a.stride(-1) != 1 or b.stride(-2) != 1)"),
+                "if prep:",
+                "    # K-major copies (and TF32 hi / lo parts under strict fp32) for the tensor cores:",
+                "    # see _gemm_prep. The batch strides follow the copies' [nb, rows, KP] layout.",
+                f"    a, al, kp = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, {x3})",
+                f"    b, bl, _ = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, {x3})",
+                "    b, bl = b.transpose(-1, -2), bl.transpose(-1, -2)",
+                "    d0 = [d0[0], d1[0] * M * kp, d1[0] * N * kp]",
+                "    d1 = [d1[0], M * kp, N * kp]",
+                "    K = kp",
+                f"    i64 = {big}"]
         if self.split_k:
             body += [
                 "# Rationale: with fewer output tiles than ~2 waves of SMs and a long K, split K into",
@@ -210,16 +251,29 @@ class GemmTemplate(Template):
                 "    big = i64 or _gemm_big(ws)",
                 "    sgrid = lambda meta: (split * nb * triton.cdiv(M, meta['BLOCK_M']) * "
                 "triton.cdiv(N, meta['BLOCK_N']),)",
-                f"    {names['part']}[sgrid](a, b, ws, ws, {common}, 0, chunk, I64=big)",
+                *self._call(names, "part", "sgrid", "a, b, {lo}ws, ws, " + common + ", 0, chunk, I64=big",
+                            indent="    "),
                 "    rgrid = lambda meta: (triton.cdiv(total, meta['BLOCK']),)",
                 f"    {names['reduce']}[rgrid](ws, c, {bias_args[0]}, total, N, split, {bias_args[1]}"
                 f"{cargs}, I64=big)",
                 "    return c"]
         body += [f"grid = {grid}",
-                 f"{names['main']}[grid](a, b, c, {bias_args[0]}, {common}, {bias_args[1]}, K{cargs}, "
-                 "I64=i64)",
+                 *self._call(names, "main", "grid",
+                             f"a, b, {{lo}}c, {bias_args[0]}, {common}, {bias_args[1]}, K{cargs}, I64=i64"),
                  "return c"]
         return f"def {lname}({', '.join(sig)}):\n" + "\n".join("    " + ln for ln in body)
+
+    @staticmethod
+    def _call(names: dict[str, str], kind: str, grid: str, args: str, indent: str = "") -> list[str]:
+        """Launch `names[kind]`, or with prepared operands (`prep`) its three-dot twin, which also
+        takes the lo parts. `args` holds `{lo}` where those go."""
+        plain = f"{names[kind]}[{grid}]({args.format(lo='')})"
+        if f"{kind}_prep" not in names:
+            return [indent + plain]
+        return [f"{indent}if prep:",
+                f"{indent}    {names[kind + '_prep']}[{grid}]({args.format(lo='al, bl, ')})",
+                f"{indent}else:",
+                f"{indent}    {plain}"]
 
 
 # Matrix-vector shapes: M or N <= SMALL_DIM. A tensor-core tile would be >= 16 wide and mostly

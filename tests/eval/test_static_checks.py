@@ -343,6 +343,26 @@ BAD = {
             tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
         """,
         """
+        @triton.jit
+        def mm3_kernel(a_ptr, al_ptr, b_ptr, bl_ptr, c_ptr, K, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+            for k in range(0, K, BLOCK):
+                a = tl.load(a_ptr + offs[:, None] * K + k + offs[None, :])
+                al = tl.load(al_ptr + offs[:, None] * K + k + offs[None, :])
+                b = tl.load(b_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+                bl = tl.load(bl_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+                # Three one-pass dots that only look like the compensated triple.
+                p = tl.dot(a, b, input_precision="tf32")  # BAD
+                p = tl.dot(a, b, acc=p, input_precision="tf32")  # BAD
+                p = tl.dot(a, b, acc=p, input_precision="tf32")  # BAD
+                q = tl.dot(a, bl, input_precision="tf32")  # BAD
+                q = tl.dot(al, b, input_precision="tf32")  # BAD
+                q = tl.dot(a, b, acc=q, input_precision="tf32")  # BAD
+                acc += p + q
+            tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
+        """,
+        """
         PRECISION = "ieee"
 
 
@@ -615,6 +635,22 @@ NEAR_MISSES = {
             def forward(self, a, b):
                 with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
                     return torch.matmul(a, b).float() + (a @ b)
+        """,
+    "precision_downgrade: the error-compensated 3xTF32 triple on pre-split operands": """
+        @triton.jit
+        def mm3_kernel(a_ptr, al_ptr, b_ptr, bl_ptr, c_ptr, K, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+            for k in range(0, K, BLOCK):
+                a = tl.load(a_ptr + offs[:, None] * K + k + offs[None, :])
+                al = tl.load(al_ptr + offs[:, None] * K + k + offs[None, :])
+                b = tl.load(b_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+                bl = tl.load(bl_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+                part = tl.dot(a, bl, input_precision="tf32")
+                part = tl.dot(al, b, acc=part, input_precision="tf32")
+                part = tl.dot(a, b, acc=part, input_precision="tf32")
+                acc += part
+            tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
         """,
     "introspection: getattr with a literal name, or on self": """
         class ModelNew(nn.Module):
