@@ -116,7 +116,11 @@ class GemmTemplate(Template):
     """Use one-pass TF32 when the run's policy allows it (strict fp32: tf32x3 always)."""
     rank1 = False
     """Accept matrix-vector forms (a rank-1 operand)."""
-    split_k = False
+    split_k = True
+    """Split K at run time when the output has fewer tiles than ~two waves of SMs and K is long
+    (gemm-split-k's rule): the choice needs full sizes, which only the launcher sees."""
+    prep_configs = PREP_CONFIGS
+    """Tile configurations of the kernel on prepared operands (gemm_prep.py)."""
     small_dim = True
     """Route M or N <= SMALL_DIM (a column vector, a few rows) to a CUDA-core FMA kernel at run
     time: a tensor-core tile is >= 16 wide, so there it would be mostly padding."""
@@ -138,6 +142,9 @@ class GemmTemplate(Template):
     def config_list(self, ctx: EmitContext) -> list[tuple[dict, int, int]]:
         return ctx.params.get("configs") or self.configs
 
+    def prep_config_list(self, ctx: EmitContext) -> list[tuple[dict, int, int]]:
+        return ctx.params.get("prep_configs") or self.prep_configs
+
     # ---- emission ---------------------------------------------------------------------------
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
         ctx.share("collapse", COLLAPSE)
@@ -155,7 +162,7 @@ class GemmTemplate(Template):
             ctx.share("gemm_prep", GEMM_PREP)
             names["main_prep"] = ctx.name("gemm_3xtf32_kernel")
             kernels.append(kernel_source(names["main_prep"], KernelOpts(**{**opts.__dict__, "prep": True}),
-                                         chain, PREP_CONFIGS))
+                                         chain, self.prep_config_list(ctx)))
         elif opts.precision == "tf32":  # K-major copies only: the same kernel reads them
             ctx.share("gemm_prep", GEMM_PREP)
         if self.split_k:
@@ -166,7 +173,7 @@ class GemmTemplate(Template):
             if "main_prep" in names:
                 names["part_prep"] = ctx.name("gemm_splitk_3xtf32_kernel")
                 part3 = KernelOpts(**{**part.__dict__, "prep": True})
-                kernels.append(kernel_source(names["part_prep"], part3, None, PREP_CONFIGS))
+                kernels.append(kernel_source(names["part_prep"], part3, None, self.prep_config_list(ctx)))
         if self.small_dim:
             names["rows"], names["cols"] = ctx.name("gemv_kernel"), ctx.name("gemv_t_kernel")
             fma = KernelOpts(**{**opts.__dict__, "inner": "fma"})
@@ -292,5 +299,5 @@ GEMV_CONFIGS = [  # BLOCK_N = next_power_of_2(small dim) comes from the launcher
     (dict(BLOCK_M=32, BLOCK_K=128, GROUP_M=1), 8, 2),
 ]
 
-__all__ = ["DEFAULT_CONFIGS", "GemmTemplate", "KernelOpts", "autotune", "chain_ok", "gemm_ok", "precision",
-           "tile_config"]
+__all__ = ["DEFAULT_CONFIGS", "PREP_CONFIGS", "GemmTemplate", "KernelOpts", "autotune", "chain_ok", "gemm_ok",
+           "precision", "tile_config"]

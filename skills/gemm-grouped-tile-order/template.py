@@ -14,9 +14,17 @@ GROUPED_CONFIGS = [tile_config(64, 64, 32, 4, 4, group=8)] + [
 ]
 
 
+GROUPED_PREP_CONFIGS = [tile_config(64, 64, 32, 4, 3, group=8)] + [
+    tile_config(bm, bn, bk, 8, 3, group=g)
+    for g in (4, 8, 16)
+    for bm, bn, bk in ((128, 128, 32), (128, 256, 16))
+]
+
+
 class GemmGroupedOrder(GemmTemplate):
     default = False
     configs = GROUPED_CONFIGS
+    prep_configs = GROUPED_PREP_CONFIGS
 
 
 TEMPLATE = GemmGroupedOrder()

@@ -1,7 +1,7 @@
 """The GEMM kernel autotuned over a wider space of tile shapes, K steps, warps and stages than the
 default (non-default: each configuration compiles, so the search costs start-up time)."""
 
-from kernelskill.authors.builtin.gemm_template import DEFAULT_CONFIGS, GemmTemplate, tile_config
+from kernelskill.authors.builtin.gemm_template import DEFAULT_CONFIGS, PREP_CONFIGS, GemmTemplate, tile_config
 
 # Rationale: the default list plus deeper pipelines (5 stages), BK = 16 (fewer registers per
 # step), narrow tiles for one small dimension (N or M of 16-48) and 64-wide tiles for short
@@ -20,9 +20,22 @@ WIDE_CONFIGS = DEFAULT_CONFIGS + [
 ]
 
 
+# Prepared operands hold four fp32 tiles per stage, (2 BM + 2 BN) * BK * 4 bytes, within the
+# H200's 227 KB of shared memory per block.
+WIDE_PREP_CONFIGS = PREP_CONFIGS + [
+    tile_config(128, 256, 16, 8, 4),
+    tile_config(256, 128, 16, 8, 3),
+    tile_config(128, 128, 16, 8, 4),
+    tile_config(128, 128, 16, 8, 5),
+    tile_config(64, 128, 32, 4, 4),
+    tile_config(128, 64, 32, 8, 4),
+]
+
+
 class GemmTileShapes(GemmTemplate):
     default = False
     configs = WIDE_CONFIGS
+    prep_configs = WIDE_PREP_CONFIGS
 
 
 TEMPLATE = GemmTileShapes()

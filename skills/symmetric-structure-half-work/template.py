@@ -27,6 +27,7 @@ class SymmetricMatmul(GemmTemplate):
     default = False
     fold = False
     small_dim = False
+    split_k = False  # the mirrored store addresses the output itself, not a split-K partial
     configs = SQUARE_CONFIGS
 
     def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:

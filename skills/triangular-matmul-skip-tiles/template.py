@@ -20,6 +20,7 @@ class TriangularMatmul(GemmTemplate):
     default = True
     fold = False  # the triangle lives in each matrix's own (row, column) indices
     small_dim = False
+    split_k = False  # per-tile K bands are not combined with K chunks (untested), so no split
 
     def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:
         return program if rewrite_triangular(program, gemm_ok) else None
