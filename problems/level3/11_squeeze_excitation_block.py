@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 32
+BATCH = 48
 CHANNELS = 192
 REDUCTION = 16
 HEIGHT = 40
