@@ -9,7 +9,8 @@ added to the fp32 running sum: fp32-class accuracy (EVALUATION.md's error-compen
 Why a separate pass: Triton's in-kernel `tf32x3` re-splits every tile in registers on every K
 step, and wgmma reads fp32 / TF32 operands from shared memory only K-major, so a row-major
 [K, N] right operand (a plain `a @ b`) takes a slower path. Measured on an H200 (torch 2.11,
-triton 3.6, median of do_bench with L2 flushed; split time included; max |error| vs float64):
+triton 3.6, median of do_bench with L2 flushed; split time included; max |error| vs float64;
+tests/gpu/gemm_*.py, outputs in problems/measurements/h200-2026-11-30-gemm/):
 
 | shape M x N x K          | cuBLAS fp32 | in-kernel tf32x3 | prepared 3xTF32 | error: torch / ours |
 |--------------------------|------------:|-----------------:|----------------:|--------------------:|
