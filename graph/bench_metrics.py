@@ -5,6 +5,9 @@
   faster than the baseline (p = 1, 1.5, 2; eager PyTorch and torch.compile).
 - geomean speedup over ALL problems, where a failed problem, one whose solution is the reference
   itself, or one whose baseline could not be timed counts as 1.0: the user keeps the reference.
+- torch.compile vs eager: the compile baseline's own geomean speedup (1.0 where either baseline
+  was not timed), the bar to clear; geomean vs eager divided by it is ours against what a user
+  gets from torch.compile, a kept reference counted at its eager time.
 - own kernels: share of problems whose kept solution runs our kernels.
 - rounds and wall time per problem: mean and median.
 On a CPU bench no timing is a speedup: fast_p and geomeans are None (printed "n/a").
@@ -33,6 +36,8 @@ class GroupMetrics(BaseModel):
     gpu_timed: bool = Field(description="False on a CPU bench: speedup metrics are then None")
     fast: dict[str, dict[str, float | None]] = Field(description="baseline -> p ('1', '1.5', '2') -> share")
     geomean: dict[str, float | None] = Field(description="baseline -> geometric-mean speedup")
+    compile_vs_eager: float | None = Field(
+        default=None, description="Geometric mean of eager / torch.compile time (None on a CPU bench)")
     own_kernels_rate: float
     rounds_mean: float
     rounds_median: float
@@ -61,6 +66,15 @@ def speedup(row: ResultRow, baseline: str) -> float | None:
     return s
 
 
+def compile_speedup(row: ResultRow) -> float | None:
+    """torch.compile's speedup over eager on the row's problem: 1.0 when either was not timed."""
+    if row.device != "cuda":
+        return None
+    if row.eager_ms and row.compile_ms and row.eager_ms > 0 and row.compile_ms > 0:
+        return row.eager_ms / row.compile_ms
+    return 1.0
+
+
 def geomean(values: Iterable[float]) -> float | None:
     vals = list(values)
     return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
@@ -82,6 +96,7 @@ def group_metrics(rows: list[ResultRow]) -> GroupMetrics:
     return GroupMetrics(
         problems=n, correct=correct, correct_rate=correct / n if n else 0.0,
         errors=sum(r.error is not None for r in rows), gpu_timed=timed, fast=fast, geomean=means,
+        compile_vs_eager=geomean(compile_speedup(r) or 1.0 for r in rows) if timed else None,
         own_kernels_rate=sum(r.uses_own_kernels for r in rows) / n if n else 0.0,
         rounds_mean=statistics.fmean(rounds), rounds_median=statistics.median(rounds),
         wall_s_mean=statistics.fmean(walls), wall_s_median=statistics.median(walls), wall_s_total=sum(walls))
@@ -120,6 +135,7 @@ def table_rows(summary: Summary) -> list[tuple[str, list[str]]]:
         for p in FAST_P:
             out.append((f"fast_{p:g} vs {name}", [_pct(g.fast[b][p_label(p)]) for g in gs]))
         out.append((f"geomean vs {name}", [_x(g.geomean[b]) for g in gs]))
+    out.append(("torch.compile vs eager", [_x(g.compile_vs_eager) for g in gs]))
     out += [("own kernels", [_pct(g.own_kernels_rate) for g in gs]),
             ("rounds mean / median", [f"{g.rounds_mean:.1f} / {g.rounds_median:g}" for g in gs]),
             ("wall s mean / median", [f"{g.wall_s_mean:.0f} / {g.wall_s_median:.0f}" for g in gs]),

@@ -5,18 +5,18 @@ from __future__ import annotations
 import math
 
 import pytest
-from kernelskill.graph.bench_metrics import render_table, speedup, summarize
+from kernelskill.graph.bench_metrics import render_table, speedup, summarize, table_rows
 from kernelskill.graph.bench_records import ResultRow
 
 
 def row(key: str, *, correct: bool = True, ref: bool = False, se: float | None = None,
         sc: float | None = None, own: bool = True, rounds: int = 1, wall: float = 1.0, device: str = "cuda",
-        error: str | None = None) -> ResultRow:
+        error: str | None = None, eager: float | None = None, comp: float | None = None) -> ResultRow:
     level = key.split("/")[0]
     return ResultRow(problem=key, level=level, category="other", path=f"/{key}.py", device=device,
                      correct=correct, solution_is_reference=ref, uses_own_kernels=own, speedup_vs_eager=se,
                      speedup_vs_compile=sc, timing_is_cpu=device != "cuda", rounds=rounds, wall_s=wall,
-                     thread_id=f"t-{key}", error=error)
+                     thread_id=f"t-{key}", error=error, eager_ms=eager, compile_ms=comp)
 
 
 def suite(device: str = "cuda") -> list[ResultRow]:
@@ -65,6 +65,19 @@ def test_hand_computed_metrics() -> None:
     assert (al.wall_s_mean, al.wall_s_median, al.wall_s_total) == (33, 20, 165)
     table = render_table(s)
     assert "1.57x" in table and "60%" in table and "n/a" not in table
+
+
+def test_torch_compile_vs_eager_is_the_bar_and_divides_out() -> None:
+    rows = [row("level1/a", se=3.0, sc=1.5, eager=3.0, comp=1.5),   # compile 2x, ours 3x
+            row("level1/b", ref=True, se=0.5, sc=0.4, own=False, eager=1.0, comp=0.8),  # reference kept
+            row("level1/c", correct=False, own=False, eager=2.0)]  # compile not timed: counts 1.0
+    g = summarize(rows).groups["level1"]
+    assert g.compile_vs_eager == pytest.approx((2.0 * 1.25) ** (1 / 3))
+    # Ours vs what the user gets from torch.compile (a kept reference at its eager time):
+    user = [3.0 / 2.0, 0.8 / 1.0, 1.0]
+    assert g.geomean["eager"] / g.compile_vs_eager == pytest.approx(math.prod(user) ** (1 / 3))
+    assert ("torch.compile vs eager", ["1.36x", "1.36x"]) in table_rows(summarize(rows))
+    assert summarize(suite("cpu")).groups["all"].compile_vs_eager is None
 
 
 def test_cpu_bench_has_no_speedups() -> None:
