@@ -309,11 +309,21 @@ def _low_precision(src: _Source) -> Findings:
             yield node, f"uses {dotted}"
 
 
+# tl.dot(input, other, acc=None, input_precision=None, allow_tf32=None, ...): positions of its arguments.
+_DOT_ARGS = ("input", "other", "acc", "input_precision", "allow_tf32")
+
+
+def _dot_arg(call: ast.Call, name: str) -> ast.expr | None:
+    """The tl.dot argument `name`, passed by position or keyword; None if absent."""
+    i = _DOT_ARGS.index(name)
+    if len(call.args) > i:
+        return call.args[i]
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
 def _dot_precision(call: ast.Call) -> Findings:
-    kw = {k.arg: k.value for k in call.keywords}
-    prec = call.args[3] if len(call.args) > 3 else kw.get("input_precision")
-    tf32 = call.args[4] if len(call.args) > 4 else kw.get("allow_tf32")
-    if None in kw:
+    prec, tf32 = _dot_arg(call, "input_precision"), _dot_arg(call, "allow_tf32")
+    if any(k.arg is None for k in call.keywords):
         yield call, "tl.dot with **kwargs: its input_precision cannot be verified"
     elif prec is None and not _is_const(tf32, False):
         yield call, 'tl.dot without input_precision="ieee" or "tf32x3" runs one-pass TF32 on fp32 inputs'
@@ -325,12 +335,9 @@ def _dot_precision(call: ast.Call) -> Findings:
 
 def _dot_parts(call: ast.Call) -> tuple[str, str, str | None, str | None]:
     """(left, right, accumulator, input_precision) of a tl.dot call, as source text."""
-    kw = {k.arg: k.value for k in call.keywords}
-    pos = [ast.unparse(a) for a in call.args]
-    acc = call.args[2] if len(call.args) > 2 else kw.get("acc")
-    prec = call.args[3] if len(call.args) > 3 else kw.get("input_precision")
-    return (pos[0] if pos else "", pos[1] if len(pos) > 1 else "", acc and ast.unparse(acc),
-            prec.value if prec is not None and _is_str(prec) else None)
+    left, right, acc, prec = (_dot_arg(call, n) for n in _DOT_ARGS[:4])
+    return (ast.unparse(left) if left is not None else "", ast.unparse(right) if right is not None else "",
+            acc and ast.unparse(acc), prec.value if prec is not None and _is_str(prec) else None)
 
 
 def _compensated_dots(src: _Source) -> set[int]:

@@ -11,6 +11,8 @@ a candidate captured at SMALL size runs unchanged at full size.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .gemm_kernels import GEMM_RUNTIME, GemmChain, KernelOpts, autotune, kernel_source, reduce_source
 from .gemm_prep import GEMM_PREP
 from .ir import Op, Region, Value
@@ -161,24 +163,24 @@ class GemmTemplate(Template):
         if opts.precision == "tf32x3":
             ctx.share("gemm_prep", GEMM_PREP)
             names["main_prep"] = ctx.name("gemm_3xtf32_kernel")
-            kernels.append(kernel_source(names["main_prep"], KernelOpts(**{**opts.__dict__, "prep": True}),
+            kernels.append(kernel_source(names["main_prep"], replace(opts, prep=True),
                                          chain, self.prep_config_list(ctx)))
         elif opts.precision == "tf32":  # K-major copies only: the same kernel reads them
             ctx.share("gemm_prep", GEMM_PREP)
         if self.split_k:
             names["part"], names["reduce"] = ctx.name("gemm_splitk_kernel"), ctx.name("gemm_splitk_reduce")
-            part = KernelOpts(**{**opts.__dict__, "split": True})
+            part = replace(opts, split=True)
             kernels += [kernel_source(names["part"], part, None, self.config_list(ctx)),
                         reduce_source(names["reduce"], opts.has_bias, chain)]
             if "main_prep" in names:
                 names["part_prep"] = ctx.name("gemm_splitk_3xtf32_kernel")
-                part3 = KernelOpts(**{**part.__dict__, "prep": True})
+                part3 = replace(part, prep=True)
                 kernels.append(kernel_source(names["part_prep"], part3, None, self.prep_config_list(ctx)))
         if self.small_dim:
             names["rows"], names["cols"] = ctx.name("gemv_kernel"), ctx.name("gemv_t_kernel")
-            fma = KernelOpts(**{**opts.__dict__, "inner": "fma"})
+            fma = replace(opts, inner="fma")
             kernels += [kernel_source(names["rows"], fma, chain, GEMV_CONFIGS),
-                        kernel_source(names["cols"], KernelOpts(**{**fma.__dict__, "swap": True}), chain,
+                        kernel_source(names["cols"], replace(fma, swap=True), chain,
                                       GEMV_CONFIGS)]
         ext = chain.ext if chain is not None else []
         launcher = self.launcher(lname, op, opts, chain, names, len(ext))
@@ -258,7 +260,7 @@ class GemmTemplate(Template):
                 "    big = i64 or _gemm_big(ws)",
                 "    sgrid = lambda meta: (split * nb * triton.cdiv(M, meta['BLOCK_M']) * "
                 "triton.cdiv(N, meta['BLOCK_N']),)",
-                *self._call(names, "part", "sgrid", "a, b, {lo}ws, ws, " + common + ", 0, chunk, I64=big",
+                *self._call(names, "part", "sgrid", f"ws, ws, {common}, 0, chunk, I64=big",
                             indent="    "),
                 "    rgrid = lambda meta: (triton.cdiv(total, meta['BLOCK']),)",
                 f"    {names['reduce']}[rgrid](ws, c, {bias_args[0]}, total, N, split, {bias_args[1]}"
@@ -266,19 +268,19 @@ class GemmTemplate(Template):
                 "    return c"]
         body += [f"grid = {grid}",
                  *self._call(names, "main", "grid",
-                             f"a, b, {{lo}}c, {bias_args[0]}, {common}, {bias_args[1]}, K{cargs}, I64=i64"),
+                             f"c, {bias_args[0]}, {common}, {bias_args[1]}, K{cargs}, I64=i64"),
                  "return c"]
         return f"def {lname}({', '.join(sig)}):\n" + "\n".join("    " + ln for ln in body)
 
     @staticmethod
-    def _call(names: dict[str, str], kind: str, grid: str, args: str, indent: str = "") -> list[str]:
-        """Launch `names[kind]`, or with prepared operands (`prep`) its three-dot twin, which also
-        takes the lo parts. `args` holds `{lo}` where those go."""
-        plain = f"{names[kind]}[{grid}]({args.format(lo='')})"
+    def _call(names: dict[str, str], kind: str, grid: str, rest: str, indent: str = "") -> list[str]:
+        """Launch `names[kind]` on (a, b, `rest`), or with prepared operands (`prep`) its
+        three-dot twin, which also takes the lo parts after a and b."""
+        plain = f"{names[kind]}[{grid}](a, b, {rest})"
         if f"{kind}_prep" not in names:
             return [indent + plain]
         return [f"{indent}if prep:",
-                f"{indent}    {names[kind + '_prep']}[{grid}]({args.format(lo='al, bl, ')})",
+                f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, {rest})",
                 f"{indent}else:",
                 f"{indent}    {plain}"]
 
