@@ -112,7 +112,7 @@ def _compare_leaf(path: str, o: Any, r64: Any, r32: Any, atol: float | None,
     return Verdict(False, reason=(f"{path}: max abs error {max_err:.3g} at {idx} (got "
                                   f"{float(o64.flatten()[where]):.6g}, expected "
                                   f"{float(r64.flatten()[where]):.6g}); tolerance {a:g}+{r:g}*|ref|, "
-                                  f"PyTorch fp32 error {torch_err:.3g}"),
+                                  f"PyTorch's own error {torch_err:.3g}"),
                    max_abs_err=max_err, torch_err=torch_err)
 
 

@@ -66,7 +66,8 @@ class EvalResult:
     max_abs_err: float | None = None
     """Worst absolute error against the float64 reference over all trials."""
     torch_fp32_err: float | None = None
-    """PyTorch's own fp32 error against the float64 reference on the same inputs."""
+    """PyTorch's own error against the float64 reference on the same inputs (fp32, with TF32 on
+    under --allow-tf32): the yardstick of the error-multiple rule."""
     trials_run: int = 0
     perturbed_trials: int = 0
     degenerate: bool = False

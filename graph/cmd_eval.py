@@ -85,7 +85,7 @@ def render(r: EvalResult) -> str:
         lines.append(f"  failed checks: {', '.join(r.failed_checks)}")
     if r.correct:
         lines.append(f"  trials: {r.trials_run} + {r.perturbed_trials} perturbed, rule: {r.pass_rule}, "
-                     f"max abs err {r.max_abs_err:.3g} (PyTorch fp32 {r.torch_fp32_err or 0:.3g})"
+                     f"max abs err {r.max_abs_err:.3g} (PyTorch's own {r.torch_fp32_err or 0:.3g})"
                      + (", WARNING: degenerate problem (output barely changes)" if r.degenerate else ""))
         lines.append(f"  custom kernels: {r.custom_kernels} {r.kernel_names}")
         label = "CPU timing (not a GPU speedup)" if r.timing_is_cpu else f"GPU timing on {r.gpu_name}"
