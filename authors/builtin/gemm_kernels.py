@@ -114,6 +114,9 @@ class KernelOpts:
     prep: bool = False
     """Operands arrive split into TF32 hi / lo parts (gemm_prep.py; extra `al_ptr`, `bl_ptr`): three
     plain TF32 dots per K step replace the in-kernel tf32x3 dot."""
+    split_a: bool = False
+    """With `prep`: only B arrives prepared; A is read as it is and split into hi / lo in registers
+    (wgmma takes A from registers, so A needs no K-major copy; `al_ptr` is unused)."""
 
 
 class GemmChain:
@@ -243,22 +246,27 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
           "a_ptrs = a_ptr + a_off",
           "b_ptrs = b_ptr + b_off"]
     if opts.prep:
-        b += ["al_ptrs = al_ptr + a_off",
+        b += [*([] if opts.split_a else ["al_ptrs = al_ptr + a_off"]),
               "bl_ptrs = bl_ptr + b_off"]
     b += ["for k in range(k_lo, k_hi, BLOCK_K):",
           "    kmask = rk < k_hi - k",
           "    a = tl.load(a_ptrs, mask=kmask[None, :], other=0.0)",
           "    b = tl.load(b_ptrs, mask=kmask[:, None], other=0.0)"]
+    if opts.prep and opts.split_a:
+        b += ["    hi = _gemm_round_tf32(a)  # A's hi / lo split, in registers",
+              "    al = _gemm_round_tf32(a - hi)",
+              "    a = hi"]
+    elif opts.prep:
+        b.append("    al = tl.load(al_ptrs, mask=kmask[None, :], other=0.0)")
     if opts.prep:
-        b += ["    al = tl.load(al_ptrs, mask=kmask[None, :], other=0.0)",
-              "    bl = tl.load(bl_ptrs, mask=kmask[:, None], other=0.0)",
+        b += ["    bl = tl.load(bl_ptrs, mask=kmask[:, None], other=0.0)",
               "    # Error-compensated fp32 (gemm_prep.py): small products first, into a fresh",
               "    # accumulator added in fp32 (the tensor core's accumulation truncates).",
               '    part = tl.dot(a, bl, input_precision="tf32")',
               '    part = tl.dot(al, b, acc=part, input_precision="tf32")',
               '    part = tl.dot(a, b, acc=part, input_precision="tf32")',
               "    acc += part",
-              "    al_ptrs += BLOCK_K * s_ak",
+              *([] if opts.split_a else ["    al_ptrs += BLOCK_K * s_ak"]),
               "    bl_ptrs += BLOCK_K * s_bk"]
     elif opts.inner == "dot":
         b.append(f'    acc = tl.dot(a, b, acc=acc, input_precision="{opts.precision}")')

@@ -21,8 +21,12 @@ tests/gpu/gemm_*.py, outputs in problems/measurements/h200-2026-11-30-gemm/):
 Accumulating the three dots straight into the running sum was 5% faster but drifted to ~1e-2
 at K = 4096 (the tensor core's accumulation truncates), so each step's products are summed
 apart. The pass costs ~12 bytes of traffic per operand element (read 4, write 8), so it pays only
-when each element feeds many output columns: below `PREP_MIN` on the smaller output side (a
-409600 x 48 x 1280 GEMM: split 1.6 ms against a 1.5 ms GEMM) the launcher keeps the plain kernel.
+when each element feeds many outputs. With N below `PREP_MIN` and M at or above it, only B (the
+small operand) is prepared and the kernel splits each A tile in registers (wgmma takes A from
+registers, so A needs no K-major copy). At 409600 x 48 x 1280, splitting A alone took 1.63 ms
+against cuBLAS's 1.48 ms for the whole GEMM, while the B-only variant ran in 0.76 ms (H200,
+`gemm_prepared_mode3.txt`; the product's kernel is not measured yet). With M below `PREP_MIN` the
+launcher keeps the in-kernel tf32x3 kernel: B must come from shared memory.
 
 Limits: an infinite operand element makes its lo part NaN (inf - inf), so an output the reference
 gives as +-inf comes out NaN; finite values above ~3.4e38 round their hi part up to inf. Triton's
@@ -33,7 +37,8 @@ occurs on finite inputs of ordinary range, which is all the suite and the evalua
 from __future__ import annotations
 
 PREP_MIN = 256
-"""min(M, N) from which the launcher prepares operands (break-even measured near ~110)."""
+"""min(M, N) from which the launcher prepares both operands (break-even measured near ~110), and
+M from which it prepares B alone when N is smaller."""
 
 PREP_ALIGN = 32
 """K is padded to a multiple of this (>= every BLOCK_K): aligned rows, no partial K step."""

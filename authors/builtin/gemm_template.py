@@ -163,8 +163,11 @@ class GemmTemplate(Template):
         if opts.precision == "tf32x3":
             ctx.share("gemm_prep", GEMM_PREP)
             names["main_prep"] = ctx.name("gemm_3xtf32_kernel")
-            kernels.append(kernel_source(names["main_prep"], replace(opts, prep=True),
-                                         chain, self.prep_config_list(ctx)))
+            names["main_prepb"] = ctx.name("gemm_3xtf32_split_a_kernel")
+            kernels += [kernel_source(names["main_prep"], replace(opts, prep=True), chain,
+                                      self.prep_config_list(ctx)),
+                        kernel_source(names["main_prepb"], replace(opts, prep=True, split_a=True), chain,
+                                      self.prep_config_list(ctx))]
         elif opts.precision == "tf32":  # K-major copies only: the same kernel reads them
             ctx.share("gemm_prep", GEMM_PREP)
         if self.split_k:
@@ -174,8 +177,11 @@ class GemmTemplate(Template):
                         reduce_source(names["reduce"], opts.has_bias, chain)]
             if "main_prep" in names:
                 names["part_prep"] = ctx.name("gemm_splitk_3xtf32_kernel")
+                names["part_prepb"] = ctx.name("gemm_splitk_3xtf32_split_a_kernel")
                 part3 = replace(part, prep=True)
-                kernels.append(kernel_source(names["part_prep"], part3, None, self.prep_config_list(ctx)))
+                kernels += [kernel_source(names["part_prep"], part3, None, self.prep_config_list(ctx)),
+                            kernel_source(names["part_prepb"], replace(part3, split_a=True), None,
+                                          self.prep_config_list(ctx))]
         if self.small_dim:
             names["rows"], names["cols"] = ctx.name("gemv_kernel"), ctx.name("gemv_t_kernel")
             fma = replace(opts, inner="fma")
@@ -230,18 +236,25 @@ class GemmTemplate(Template):
         if opts.precision in ("tf32x3", "tf32"):
             x3 = opts.precision == "tf32x3"
             body += [
-                # One-pass TF32 needs a copy only when an operand is not K-major.
-                "prep = min(M, N) >= _GEMM_PREP_MIN" + ("" if x3 else
-                                                        " and (a.stride(-1) != 1 or b.stride(-2) != 1)"),
+                # prep 1: both operands copied K-major (and split into TF32 hi / lo parts under
+                # strict fp32) for the tensor cores, see _gemm_prep. A copy pays only when each
+                # element feeds many outputs, so with a small N (prep 2) only B is prepared and the
+                # kernel splits A in registers. One-pass TF32 copies only when an operand is not
+                # K-major. The batch strides follow the copies' [nb, rows, KP] layout.
+                "prep = 1 if min(M, N) >= _GEMM_PREP_MIN else 2 if M >= _GEMM_PREP_MIN else 0" if x3 else
+                "prep = int(min(M, N) >= _GEMM_PREP_MIN and (a.stride(-1) != 1 or b.stride(-2) != 1))",
                 "if prep:",
-                "    # K-major copies (and TF32 hi / lo parts under strict fp32) for the tensor cores:",
-                "    # see _gemm_prep. The batch strides follow the copies' [nb, rows, KP] layout.",
-                f"    a, al, kp = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, {x3})",
-                f"    b, bl, _ = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, {x3})",
+                f"    b, bl, kp = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, {x3})",
                 "    b, bl = b.transpose(-1, -2), bl.transpose(-1, -2)",
-                "    d0 = [d0[0], d1[0] * M * kp, d1[0] * N * kp]",
-                "    d1 = [d1[0], M * kp, N * kp]",
-                "    K = kp",
+                "    if prep == 1:",
+                f"        a, al, kp = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, {x3})",
+                "        d0 = [d0[0], d1[0] * M * kp, d1[0] * N * kp]",
+                "        d1 = [d1[0], M * kp, N * kp]",
+                "        K = kp",
+                "    else:  # A as it is (its hi / lo split happens in the kernel)",
+                "        al = a",
+                "        d0 = [d0[0], d0[1], d1[0] * N * kp]",
+                "        d1 = [d1[0], d1[1], N * kp]",
                 f"    i64 = {big}"]
         if self.split_k:
             body += [
@@ -274,13 +287,16 @@ class GemmTemplate(Template):
 
     @staticmethod
     def _call(names: dict[str, str], kind: str, grid: str, rest: str, indent: str = "") -> list[str]:
-        """Launch `names[kind]` on (a, b, `rest`), or with prepared operands (`prep`) its
-        three-dot twin, which also takes the lo parts after a and b."""
+        """Launch `names[kind]` on (a, b, `rest`), or its three-dot twin on prepared operands
+        (`prep` 1), or the twin that splits A in registers (`prep` 2, only B prepared, al = a);
+        the twins also take the lo parts after a and b."""
         plain = f"{names[kind]}[{grid}](a, b, {rest})"
         if f"{kind}_prep" not in names:
             return [indent + plain]
-        return [f"{indent}if prep:",
+        return [f"{indent}if prep == 1:",
                 f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, {rest})",
+                f"{indent}elif prep == 2:",
+                f"{indent}    {names[kind + '_prepb']}[{grid}](a, b, al, bl, {rest})",
                 f"{indent}else:",
                 f"{indent}    {plain}"]
 

@@ -6,7 +6,11 @@ problem suite's GEMM problems. Candidates are judged by the real evaluator pipel
 from __future__ import annotations
 
 import glob
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,6 +172,69 @@ def test_prepared_operands_any_shape_and_view(form: tuple[str, str, str], m: int
     assert result.custom_kernels >= 2  # the preparation pass and the three-dot GEMM
 
 
+def at_threshold(cand: Candidate, threshold: int) -> str:
+    src = cand.source.replace(f"_GEMM_PREP_MIN = {PREP_MIN}", f"_GEMM_PREP_MIN = {threshold}")
+    assert src != cand.source
+    return src
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(form=st.sampled_from(PREP_FORMS), m=st.integers(40, 90), k=st.integers(1, 70), n=st.integers(9, 39),
+       tail=st.sampled_from(EPILOGUES[:3]))
+def test_small_n_prepares_only_b_and_splits_a_in_registers(form: tuple[str, str, str], m: int, k: int,
+                                                           n: int, tail: str) -> None:
+    # M at or above the threshold, N below: A (any layout, batch or view) is read as it is.
+    expr, a, b = form
+    a, b = (x.format(m=m, k=k, n=n, k2=2 * k) for x in (a, b))
+    src = src_of(expr, a, b, v="1", k=k, n=n, tail=tail.replace("self.p", "1.5"))
+    result = evaluate(src, at_threshold(gen(src), 40), trials=1)
+    assert result.correct, result.reason
+    names = " ".join(result.kernel_names)
+    assert "_gemm_3xtf32_split_a_kernel" in names and "_gemm_prep_kernel" in names, names
+
+
+def test_small_m_keeps_the_in_kernel_split() -> None:
+    # The mirror case (N large, M small) has no B-in-registers path: wgmma reads B from shared memory.
+    src = src_of("torch.relu(a @ b)", "12, 30", "30, 50")
+    result = evaluate(src, at_threshold(gen(src), 40), trials=1)
+    assert result.correct and not any("prep" in k or "3xtf32" in k for k in result.kernel_names), \
+        result.kernel_names
+
+
+def test_split_a_kernel_is_split_k_too() -> None:
+    src = src_of("torch.relu(a @ b + self.p)", "50, 2100", "2100, 12", n=12)
+    result = evaluate(src, at_threshold(gen(src), 40), trials=1)
+    assert result.correct, result.reason
+    assert any("_gemm_splitk_3xtf32_split_a_kernel" in k for k in result.kernel_names), result.kernel_names
+
+
+def test_three_dot_kernels_compile_to_wgmma_for_sm90(tmp_path: Path) -> None:
+    """The interpreter runs what the GPU compiler may reject (a layout A cannot take in registers,
+    a shared-memory overflow): compile every three-dot kernel, both operands prepared and only B
+    prepared, for sm_90a with ptxas (shipped with Triton; no GPU needed). Each must issue wgmma,
+    and each kernel keeps a spill-free tile: 128x64x32 at 4 warps, the split-A layout's best on
+    an H200 (problems/measurements/h200-2026-11-30-gemm/gemm_prepared_mode3.txt)."""
+    import triton
+
+    if "nvidia" not in triton.backends.backends:
+        pytest.skip("Triton's NVIDIA backend is not installed")
+    cand = tmp_path / "cand.py"
+    cand.write_text(gen(src_of("F.gelu(self.lin(a)) * 0.5", "500, 64", k=64, n=48)).source)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("gemm_compile.py")), str(cand)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    kernels = {r["kernel"].rsplit("_", 1)[0] for r in rows}
+    assert kernels == {"_gemm_3xtf32_kernel", "_gemm_3xtf32_split_a_kernel", "_gemm_splitk_3xtf32_kernel",
+                       "_gemm_splitk_3xtf32_split_a_kernel"}, kernels
+    assert all(r["wgmma"] > 0 for r in rows), rows
+    for k in kernels:
+        best = [r for r in rows
+                if r["kernel"].startswith(k + "_") and r["tile"] == [128, 64, 32] and r["warps"] == 4]
+        assert best and all(r["spill_bytes"] == 0 for r in best), (k, best)
+
+
 def test_default_gemm_splits_long_k_at_run_time_also_on_prepared_operands() -> None:
     src = src_of("torch.relu(a @ b + self.p)", "9, 2100", "2100, 12", n=12)
     cand = gen(src)
@@ -191,7 +258,8 @@ def test_operands_are_prepared_from_the_threshold_up() -> None:
 GPU_GEMMS = [("torch.relu(a @ b)", "1024, 4096", "4096, 1536"),
              ("self.lin(a) * 2.0", "2, 640, 3072", "1"),
              ("a.T @ b", "8192, 512", "8192, 768"),
-             ("a @ b", "256, 16384", "16384, 384")]  # 6 output tiles: split K as well
+             ("a @ b", "256, 16384", "16384, 384"),  # 6 output tiles: split K as well
+             ("a @ b", "65536, 4096", "4096, 48")]  # N small: B prepared, A split in registers
 
 
 @pytest.mark.gpu
