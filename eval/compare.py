@@ -4,7 +4,8 @@ On signed inputs long reductions cancel, and an exact-fp32 kernel that sums in a
 can miss a fixed absolute tolerance on near-zero outputs (an H200 K=8192 GEMM: cuBLAS's own
 fp32 result fails allclose(1e-4) against float64). So a candidate passes when it is within
 the tolerance of the float64 reference, or when its error is within a small multiple of
-PyTorch's own fp32 error on the same inputs; the verdict names the rule that passed it.
+PyTorch's own fp32 error on the same inputs (`ref32`: computed with TF32 on under --allow-tf32, so
+the tolerance follows the policy); the verdict names the rule that passed it.
 """
 
 from __future__ import annotations
