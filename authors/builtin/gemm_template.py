@@ -49,14 +49,15 @@ DEFAULT_CONFIGS = [
 
 
 # Prepared operands (gemm_prep.py): four fp32 tiles per stage, (2 BM + 2 BN) * BK * 4 bytes, so
-# 128x128x32 fits 3 stages (192 KB) and 128x256 needs BK = 16. Measured on an H200 (three TF32
-# dots per step): 128x128x32 at 8 warps, 3 stages was best on square and wide shapes, 128x256x16
-# close behind; 4 warps and 128x64 suit fewer tiles.
+# 128x128x32 fits 3 stages (192 KB). Measured on an H200 (three TF32 dots per step into a fresh
+# accumulator, problems/measurements/h200-2026-11-30-gemm/): 128x128x32 at 8 warps, 3 stages was
+# the best of four tiles on all six shapes with both operands prepared, and 128x64x32 at 4 warps,
+# 4 stages with A split in registers; 128x256x16 and 128x128x32 at 4 warps were 1.1-2.7x slower and
+# spill registers (ptxas, sm_90a: tests/authors/gemm_compile.py), so they are not tuned over: a
+# noisy autotuning pick among them would cost that much. 64x64 covers small problems.
 PREP_CONFIGS = [
     tile_config(64, 64, 32, 4, 3),
     tile_config(128, 128, 32, 8, 3),
-    tile_config(128, 256, 16, 8, 3),
-    tile_config(128, 128, 32, 4, 3),
     tile_config(128, 64, 32, 4, 4),
 ]
 
