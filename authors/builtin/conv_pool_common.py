@@ -119,8 +119,6 @@ def single_output(region: Region) -> Value:
     return outs[0]
 
 
-def autotune(configs: list[tuple[dict, int, int]], key: list[str]) -> str:
-    return f"@triton.autotune(configs=_configs({configs!r}), key={key!r})\n@triton.jit\n"
 
 
 class PlaneChain:

@@ -30,13 +30,12 @@ from .conv_pool_common import (
     CONV_OUT,
     CP_RUNTIME,
     PlaneChain,
-    autotune,
     conv_attr_args,
     indent,
     single_output,
 )
 from .ir import Region
-from .runtime_src import COLLAPSE
+from .runtime_src import COLLAPSE, autotune
 from .template_api import EmitContext, Emitted
 
 # Rationale (H200, fp32 via tf32x3 = 3 tensor-core passes per tile; checked offline with ptxas /

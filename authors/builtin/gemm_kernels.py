@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from .ir import Op, Value
 from .pointwise import chain_statements, external_inputs
+from .runtime_src import autotune
 
 # Launcher-side helpers shared by every GEMM region of a file (emitted once).
 GEMM_RUNTIME = '''
@@ -193,8 +194,6 @@ class GemmChain:
         return lines
 
 
-def autotune(configs: list[tuple[dict, int, int]], key: list[str]) -> str:
-    return f"@triton.autotune(configs=_configs({configs!r}), key={key!r})\n@triton.jit\n"
 
 
 def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .gemm_kernels import GEMM_RUNTIME, GemmChain, KernelOpts, autotune, kernel_source, reduce_source
+from .gemm_kernels import GEMM_RUNTIME, GemmChain, KernelOpts, kernel_source, reduce_source
 from .gemm_prep import GEMM_PREP
 from .ir import Op, Region, Value
 from .pointwise import external_inputs
@@ -318,5 +318,5 @@ GEMV_CONFIGS = [  # BLOCK_N = next_power_of_2(small dim) comes from the launcher
     (dict(BLOCK_M=32, BLOCK_K=128, GROUP_M=1), 8, 2),
 ]
 
-__all__ = ["DEFAULT_CONFIGS", "PREP_CONFIGS", "GemmTemplate", "KernelOpts", "autotune", "chain_ok", "gemm_ok",
+__all__ = ["DEFAULT_CONFIGS", "PREP_CONFIGS", "GemmTemplate", "KernelOpts", "chain_ok", "gemm_ok",
            "precision", "tile_config"]

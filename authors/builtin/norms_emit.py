@@ -17,7 +17,7 @@ import torch
 from . import norms_src as S
 from .ir import Op, Region, Value
 from .pointwise import ChainCode
-from .runtime_src import COLLAPSE
+from .runtime_src import COLLAPSE, TUNE_CACHE
 from .template_api import EmitContext, Emitted
 
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
@@ -178,7 +178,7 @@ class Chains:
             params = c.kernel_params()
             plain += [p for p in params if "constexpr" not in p]
             const += [p for p in params if "constexpr" in p]
-        src = (src.replace("@NAME@", name).replace("@CONFIGS@", repr(configs))
+        src = (src.replace("@NAME@", name).replace("@CONFIGS@", repr(configs)).replace("@TUNE@", TUNE_CACHE)
                .replace("@PLAIN@", "".join(", " + p for p in plain))
                .replace("@CONST@", "".join(", " + p for p in const)))
         out = []

@@ -10,10 +10,11 @@ Every norm here is "statistics over a group of elements, then an elementwise app
   programs so every SM streams, a tiny combine (also updating BatchNorm running statistics), and
   one elementwise pass. Used for batch norm, large groups, and few long rows.
 
-Markers filled by norms_emit: @NAME@, @CONFIGS@, @PLAIN@ / @CONST@ (fused chain parameters);
-lines `#LOAD#` (defines `v`, the normalized input, from `xoff` or a fused prologue at `lin`) and
-`#EPI#` (defines `res` from `out`, applying a fused epilogue at `lin`); line prefixes `#X#` (kept
-when x is loaded directly) and `#P#` (kept with a prologue), so no dead index math is emitted.
+Markers filled by norms_emit: @NAME@, @CONFIGS@, @TUNE@ (runtime_src.TUNE_CACHE), @PLAIN@ /
+@CONST@ (fused chain parameters); lines `#LOAD#` (defines `v`, the normalized input, from `xoff`
+or a fused prologue at `lin`) and `#EPI#` (defines `res` from `out`, applying a fused epilogue at
+`lin`); line prefixes `#X#` (kept when x is loaded directly) and `#P#` (kept with a prologue), so
+no dead index math is emitted.
 """
 
 # Modes shared by kernels and launchers: what the statistics are and how they scale x.
@@ -234,7 +235,7 @@ LOOP_CONFIGS = TILE_CONFIGS + [({}, 8, 2)]  # kernels with a loop: try pipelinin
 
 ROW_KERNEL = '''
 @triton.autotune(configs=_configs(@CONFIGS@), key=['R', 'n_rows', 'BLOCK'],
-                 prune_configs_by={'early_config_prune': _nrm_prune})
+                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
 @triton.jit
 def @NAME@(x, y, w, b, n_rows, R, sx, eps, G, CPG, HW@PLAIN@, MODE: tl.constexpr, AFF: tl.constexpr,
            HAS_W: tl.constexpr, HAS_B: tl.constexpr, I64: tl.constexpr, BLOCK: tl.constexpr,
@@ -279,7 +280,7 @@ def @NAME@(x, y, w, b, n_rows, R, sx, eps, G, CPG, HW@PLAIN@, MODE: tl.constexpr
 
 COL_KERNEL = '''
 @triton.autotune(configs=_configs(@CONFIGS@), key=['O', 'R', 'I', 'BLOCK_R', 'BLOCK_I'],
-                 prune_configs_by={'early_config_prune': _nrm_prune})
+                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
 @triton.jit
 def @NAME@(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps@PLAIN@, MODE: tl.constexpr,
            HAS_W: tl.constexpr, HAS_B: tl.constexpr, I64: tl.constexpr, ONE_PASS: tl.constexpr,
@@ -370,7 +371,7 @@ def @NAME@(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps@PLAIN@, MODE: 
 
 STATS_KERNEL = '''
 @triton.autotune(configs=_configs(@CONFIGS@), key=['A', 'C', 'B', 'A_PER', 'B_PER'],
-                 prune_configs_by={'early_config_prune': _nrm_prune})
+                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
 @triton.jit
 def @NAME@(x, part, A, C, B, sa, sc, sb, A_PER, B_PER, n_bc, n_chunks@PLAIN@, ABS: tl.constexpr,
            I64: tl.constexpr, BLOCK_A: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_B: tl.constexpr@CONST@):
@@ -426,7 +427,7 @@ def @NAME@(x, part, A, C, B, sa, sc, sb, A_PER, B_PER, n_bc, n_chunks@PLAIN@, AB
 
 APPLY_KERNEL = '''
 @triton.autotune(configs=_configs(@CONFIGS@), key=['n_rows', 'L', 'BLOCK_R', 'BLOCK_L'],
-                 prune_configs_by={'early_config_prune': _nrm_prune})
+                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
 @triton.jit
 def @NAME@(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps@PLAIN@, SIDX: tl.constexpr,
            AFF: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, FROM_RUNNING: tl.constexpr,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .ir import Region
 from .pointwise import chain_statements, external_inputs
-from .runtime_src import COLLAPSE
+from .runtime_src import COLLAPSE, autotune
 from .template_api import EmitContext, Emitted, Template
 
 _LOW = {"torch.float16", "torch.bfloat16"}
@@ -55,8 +55,7 @@ class FusedElementwise(Template):
         for j, v in enumerate(outs):
             body.append(f"tl.store(out{j} + offs, {env[v.name]}, mask=mask)")
         configs = ctx.params.get("configs", self.params["configs"][0])
-        kernel = (f"@triton.autotune(configs=_configs({[(dict(BLOCK=b), w, s) for b, w, s in configs]!r}), "
-                  f"key=['n'])\n@triton.jit\ndef {kname}({sig}):\n"
+        kernel = (autotune([(dict(BLOCK=b), w, s) for b, w, s in configs], ["n"]) + f"def {kname}({sig}):\n"
                   + "\n".join("    " + ln for ln in body))
         py_in = ", ".join(f"a{i}" for i in range(n_in))
         launcher = [f"def {lname}({py_in}):",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from .ir import Op, Value
 from .pointwise import ChainCode, chain_statements
 from .reductions_reducers import Gen, Reducer
-from .runtime_src import COLLAPSE
+from .runtime_src import COLLAPSE, autotune
 from .template_api import EmitContext, Emitted
 
 _LOW = ("torch.float16", "torch.bfloat16")
@@ -185,8 +185,7 @@ def _finish(spec: RedSpec, chain: ChainCode | None, st: list[str]) -> list[str]:
 
 
 def _autotune(configs: list[tuple[int, int]], key: list[str]) -> str:
-    opts = [({}, w, s) for w, s in configs]
-    return f"@triton.autotune(configs=_configs({opts!r}), key={key!r})\n@triton.jit\n"
+    return autotune([({}, w, s) for w, s in configs], key)
 
 
 def main_kernel(spec: RedSpec, name: str, col: bool, chain: ChainCode | None, warps: list) -> str:

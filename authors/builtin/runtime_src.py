@@ -1,5 +1,23 @@
 """Source text of small helpers shared by generated files (emitted once per file when used)."""
 
+from __future__ import annotations
+
+from typing import Any
+
+# Rationale: Triton's autotuner otherwise re-benchmarks every configuration in every process (the
+# reviewer's evaluation, the final timing, a user's run of the saved solution), and its pick among
+# close configurations varies between processes. `cache_results` keeps the pick on disk in
+# Triton's cache, keyed by the kernel's source, the GPU target, the tuning key (the problem's
+# sizes) and the argument dtypes: the tuned choice is measured once and reused.
+TUNE_CACHE = "cache_results=True"
+
+
+def autotune(configs: list[tuple[dict[str, Any], int, int]], key: list[str], extra: str = "") -> str:
+    """`@triton.autotune` over `_configs(configs)` keyed by `key` (+ `extra` keyword text), then
+    `@triton.jit`, as generated source."""
+    tail = f", {extra}" if extra else ""
+    return f"@triton.autotune(configs=_configs({configs!r}), key={key!r}, {TUNE_CACHE}{tail})\n@triton.jit\n"
+
 COLLAPSE = '''
 def _configs(options):
     """Autotuning candidates on a GPU; the first one only under the CPU interpreter, where

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .ir import Region, Value
 from .pointwise import ChainCode
-from .runtime_src import COLLAPSE
+from .runtime_src import COLLAPSE, autotune
 from .scan_runtime import SCAN_RUNTIME
 from .template_api import EmitContext, Emitted
 
@@ -205,9 +205,9 @@ def _rows_kernel(name: str, parts: _Parts) -> str:
         "    tl.store(part + r * C + c, carry, mask=rmask)",
     ]
     own = ["BLOCK_N", "VEC", "LINES2D", "PHASE", "REV", "FLIP", "I64", "TILE"]
-    key = "['L', 'N', 'I', 'C', 'BLOCK_N', 'PHASE']"
-    return (f"@triton.autotune(configs=_configs({ROW_CONFIGS!r}), key={key})\n"
-            f"@triton.jit\ndef {name}({parts.signature(own)}):\n" + "\n".join(_indent(body, 4)))
+    key = ["L", "N", "I", "C", "BLOCK_N", "PHASE"]
+    return (autotune(ROW_CONFIGS, key) + f"def {name}({parts.signature(own)}):\n"
+            + "\n".join(_indent(body, 4)))
 
 
 def _cols_kernel(name: str, parts: _Parts) -> str:
@@ -277,9 +277,9 @@ def _cols_kernel(name: str, parts: _Parts) -> str:
         "    tl.store(part + lane * C + c, carry, mask=lmask)",
     ]
     own = ["IP2", "NP2", "PHASE", "REV", "FLIP", "I64", "LANES", "TILE"]
-    key = "['O', 'N', 'I', 'C', 'IP2', 'NP2', 'PHASE']"
-    return (f"@triton.autotune(configs=_configs({COL_CONFIGS!r}), key={key})\n"
-            f"@triton.jit\ndef {name}({parts.signature(own)}):\n" + "\n".join(_indent(body, 4)))
+    key = ["O", "N", "I", "C", "IP2", "NP2", "PHASE"]
+    return (autotune(COL_CONFIGS, key) + f"def {name}({parts.signature(own)}):\n"
+            + "\n".join(_indent(body, 4)))
 
 
 def emit_scan(region: Region, ctx: EmitContext, op: str, dim: int, in_rev: bool = False,

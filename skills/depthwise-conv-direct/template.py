@@ -20,7 +20,6 @@ from kernelskill.authors.builtin.conv_pool_common import (
     WINDOW_CONSTS,
     WINDOW_KWARGS,
     PlaneChain,
-    autotune,
     chain_ok,
     indent,
     is_float,
@@ -32,7 +31,7 @@ from kernelskill.authors.builtin.conv_pool_common import (
     window_tile_lines,
 )
 from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.runtime_src import COLLAPSE
+from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
 from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 # Rationale: like pooling, ~1-2K outputs per program with wide rows for coalesced shifted loads;

@@ -16,7 +16,6 @@ from kernelskill.authors.builtin.conv_pool_common import (
     WINDOW_CONSTS,
     WINDOW_KWARGS,
     PlaneChain,
-    autotune,
     chain_ok,
     indent,
     is_float,
@@ -27,7 +26,7 @@ from kernelskill.authors.builtin.conv_pool_common import (
     window_tile_lines,
 )
 from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.runtime_src import COLLAPSE
+from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
 from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 POOL_OUT = '''

@@ -13,7 +13,6 @@ from __future__ import annotations
 from kernelskill.authors.builtin.conv_pool_common import (
     CP_RUNTIME,
     PlaneChain,
-    autotune,
     chain_ok,
     indent,
     is_float,
@@ -22,7 +21,7 @@ from kernelskill.authors.builtin.conv_pool_common import (
     single_output,
 )
 from kernelskill.authors.builtin.ir import Op, Region
-from kernelskill.authors.builtin.runtime_src import COLLAPSE
+from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
 from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 # Rationale: long rows (L >= 1024, e.g. 64x64 maps) want one or a few planes per program and

@@ -16,14 +16,13 @@ from __future__ import annotations
 from kernelskill.authors.builtin.conv_pool_common import (
     CP_RUNTIME,
     PlaneChain,
-    autotune,
     conv_attr_args,
     conv_ok,
     indent,
     single_output,
 )
 from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.runtime_src import COLLAPSE
+from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
 from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 # Rationale: a memory-bound pass wants ~2-4K elements per program with 16-byte accesses along
