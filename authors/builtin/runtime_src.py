@@ -8,17 +8,21 @@ from typing import Any
 # reviewer's evaluation, the final timing, a user's run of the saved solution), and its pick among
 # close configurations varies between processes. `cache_results` keeps the pick on disk in
 # Triton's cache, keyed by the kernel's source, the GPU target, the tuning key (the problem's
-# sizes) and the argument dtypes: the tuned choice is measured once and reused.
-TUNE_CACHE = "cache_results=True"
+# sizes) and the argument dtypes: the tuned choice is measured once and reused. The argument
+# exists from Triton 3.4 on, so the generated file passes it only there (`_TUNE`).
+TUNE_CACHE = "**_TUNE"
 
 
-def autotune(configs: list[tuple[dict[str, Any], int, int]], key: list[str], extra: str = "") -> str:
-    """`@triton.autotune` over `_configs(configs)` keyed by `key` (+ `extra` keyword text), then
-    `@triton.jit`, as generated source."""
-    tail = f", {extra}" if extra else ""
-    return f"@triton.autotune(configs=_configs({configs!r}), key={key!r}, {TUNE_CACHE}{tail})\n@triton.jit\n"
+def autotune(configs: list[tuple[dict[str, Any], int, int]], key: list[str]) -> str:
+    """`@triton.autotune` over `_configs(configs)` keyed by `key`, then `@triton.jit`, as generated
+    source (the file defines `_configs` and `_TUNE`: COLLAPSE)."""
+    return f"@triton.autotune(configs=_configs({configs!r}), key={key!r}, {TUNE_CACHE})\n@triton.jit\n"
+
 
 COLLAPSE = '''
+_TUNE = {"cache_results": True} if tuple(map(int, triton.__version__.split(".")[:2])) >= (3, 4) else {}
+
+
 def _configs(options):
     """Autotuning candidates on a GPU; the first one only under the CPU interpreter, where
     benchmarking configurations would only cost time."""
