@@ -117,7 +117,8 @@ class KernelOpts:
     plain TF32 dots per K step replace the in-kernel tf32x3 dot."""
     split_a: bool = False
     """With `prep`: only B arrives prepared; A is read as it is and split into hi / lo in registers
-    (wgmma takes A from registers, so A needs no K-major copy; `al_ptr` is unused)."""
+    (wgmma takes A from registers, so A needs no K-major copy; `al_ptr` is unused). With `swap`
+    too, the launcher passes B^T as A and the prepared A^T as B: the small-M mirror."""
 
 
 class GemmChain:

@@ -25,8 +25,10 @@ when each element feeds many outputs. With N below `PREP_MIN` and M at or above 
 small operand) is prepared and the kernel splits each A tile in registers (wgmma takes A from
 registers, so A needs no K-major copy). At 409600 x 48 x 1280, splitting A alone took 1.63 ms
 against cuBLAS's 1.48 ms for the whole GEMM, while the B-only variant ran in 0.76 ms (H200,
-`gemm_prepared_mode3.txt`; the product's kernel is not measured yet). With M below `PREP_MIN` the
-launcher keeps the in-kernel tf32x3 kernel: B must come from shared memory.
+`gemm_prepared_mode3.txt`; the product's kernel is not measured yet). With M below `PREP_MIN` and
+N at or above it the launcher does the mirror image: wgmma reads its right operand from shared
+memory, so the kernel computes C^T = B^T A^T (operands exchanged) with A prepared and B^T split in
+registers. Below `PREP_MIN` on both sides it keeps the in-kernel tf32x3 kernel.
 
 Limits: an infinite operand element makes its lo part NaN (inf - inf), so an output the reference
 gives as +-inf comes out NaN; finite values above ~3.4e38 round their hi part up to inf. Triton's
@@ -38,7 +40,7 @@ from __future__ import annotations
 
 PREP_MIN = 256
 """min(M, N) from which the launcher prepares both operands (break-even measured near ~110), and
-M from which it prepares B alone when N is smaller."""
+max(M, N) from which it prepares the small side's operand alone."""
 
 PREP_ALIGN = 32
 """K is padded to a multiple of this (>= every BLOCK_K): aligned rows, no partial K step."""

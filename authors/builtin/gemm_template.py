@@ -165,9 +165,12 @@ class GemmTemplate(Template):
             ctx.share("gemm_prep", GEMM_PREP)
             names["main_prep"] = ctx.name("gemm_3xtf32_kernel")
             names["main_prepb"] = ctx.name("gemm_3xtf32_split_a_kernel")
+            names["main_prept"] = ctx.name("gemm_3xtf32_split_a_t_kernel")
+            split_a = replace(opts, prep=True, split_a=True)
             kernels += [kernel_source(names["main_prep"], replace(opts, prep=True), chain,
                                       self.prep_config_list(ctx)),
-                        kernel_source(names["main_prepb"], replace(opts, prep=True, split_a=True), chain,
+                        kernel_source(names["main_prepb"], split_a, chain, self.prep_config_list(ctx)),
+                        kernel_source(names["main_prept"], replace(split_a, swap=True), chain,
                                       self.prep_config_list(ctx))]
         elif opts.precision == "tf32":  # K-major copies only: the same kernel reads them
             ctx.share("gemm_prep", GEMM_PREP)
@@ -179,9 +182,12 @@ class GemmTemplate(Template):
             if "main_prep" in names:
                 names["part_prep"] = ctx.name("gemm_splitk_3xtf32_kernel")
                 names["part_prepb"] = ctx.name("gemm_splitk_3xtf32_split_a_kernel")
+                names["part_prept"] = ctx.name("gemm_splitk_3xtf32_split_a_t_kernel")
                 part3 = replace(part, prep=True)
                 kernels += [kernel_source(names["part_prep"], part3, None, self.prep_config_list(ctx)),
                             kernel_source(names["part_prepb"], replace(part3, split_a=True), None,
+                                          self.prep_config_list(ctx)),
+                            kernel_source(names["part_prept"], replace(part3, split_a=True, swap=True), None,
                                           self.prep_config_list(ctx))]
         if self.small_dim:
             names["rows"], names["cols"] = ctx.name("gemv_kernel"), ctx.name("gemv_t_kernel")
@@ -217,9 +223,11 @@ class GemmTemplate(Template):
         common = ("M, N, K, nb, d1[0], d0[1], d1[1], a.stride(-2), a.stride(-1), d0[2], d1[2], "
                   "b.stride(-2), b.stride(-1)")
         grid = "lambda meta: (nb * triton.cdiv(M, meta['BLOCK_M']) * triton.cdiv(N, meta['BLOCK_N']),)"
+        # C^T = B^T A^T: a kernel launched with the operands exchanged (KernelOpts.swap).
+        swapped = ("N, M, K, nb, d1[0], d0[2], d1[2], b.stride(-1), b.stride(-2), d0[1], d1[1], "
+                   "a.stride(-1), a.stride(-2)")
+        grid_t = "lambda meta: (nb * triton.cdiv(N, meta['BLOCK_M']) * triton.cdiv(M, meta['BLOCK_N']),)"
         if self.small_dim:
-            swapped = ("N, M, K, nb, d1[0], d0[2], d1[2], b.stride(-1), b.stride(-2), d0[1], d1[1], "
-                       "a.stride(-1), a.stride(-2)")
             body += [
                 f"if min(M, N) <= {SMALL_DIM}:",
                 "    # Matrix-vector shape: CUDA-core kernel over the large operand, the small",
@@ -240,11 +248,20 @@ class GemmTemplate(Template):
                 # prep 1: both operands copied K-major (and split into TF32 hi / lo parts under
                 # strict fp32) for the tensor cores, see _gemm_prep. A copy pays only when each
                 # element feeds many outputs, so with a small N (prep 2) only B is prepared and the
-                # kernel splits A in registers. One-pass TF32 copies only when an operand is not
-                # K-major. The batch strides follow the copies' [nb, rows, KP] layout.
-                "prep = 1 if min(M, N) >= _GEMM_PREP_MIN else 2 if M >= _GEMM_PREP_MIN else 0" if x3 else
+                # kernel splits A in registers; with a small M (prep 3) only A is, and the kernel
+                # computes C^T = B^T A^T with B^T split in registers. One-pass TF32 copies only
+                # when an operand is not K-major. The batch strides follow the copies' [nb, rows,
+                # KP] layout.
+                "prep = (1 if min(M, N) >= _GEMM_PREP_MIN else 2 if M >= _GEMM_PREP_MIN else 3 "
+                "if N >= _GEMM_PREP_MIN else 0)" if x3 else
                 "prep = int(min(M, N) >= _GEMM_PREP_MIN and (a.stride(-1) != 1 or b.stride(-2) != 1))",
-                "if prep:",
+                "if prep == 3:  # B as it is; A prepared as the swapped kernel's right operand",
+                f"    a, al, kp = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, {x3})",
+                "    bl = b",
+                "    d0 = [d0[0], d1[0] * M * kp, d0[2]]",
+                "    d1 = [d1[0], M * kp, d1[2]]",
+                f"    i64 = {big}",
+                "elif prep:",
                 f"    b, bl, kp = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, {x3})",
                 "    b, bl = b.transpose(-1, -2), bl.transpose(-1, -2)",
                 "    if prep == 1:",
@@ -274,23 +291,30 @@ class GemmTemplate(Template):
                 "    big = i64 or _gemm_big(ws)",
                 "    sgrid = lambda meta: (split * nb * triton.cdiv(M, meta['BLOCK_M']) * "
                 "triton.cdiv(N, meta['BLOCK_N']),)",
-                *self._call(names, "part", "sgrid", f"ws, ws, {common}, 0, chunk, I64=big",
-                            indent="    "),
+                "    sgrid_t = lambda meta: (split * nb * triton.cdiv(N, meta['BLOCK_M']) * "
+                "triton.cdiv(M, meta['BLOCK_N']),)",
+                *self._call(names, "part", ("sgrid", f"ws, ws, {common}, 0, chunk, I64=big"),
+                            ("sgrid_t", f"ws, ws, {swapped}, 0, chunk, I64=big"), indent="    "),
                 "    rgrid = lambda meta: (triton.cdiv(total, meta['BLOCK']),)",
                 f"    {names['reduce']}[rgrid](ws, c, {bias_args[0]}, total, N, split, {bias_args[1]}"
                 f"{cargs}, I64=big)",
                 "    return c"]
         body += [f"grid = {grid}",
-                 *self._call(names, "main", "grid",
-                             f"c, {bias_args[0]}, {common}, {bias_args[1]}, K{cargs}, I64=i64"),
+                 *([f"grid_t = {grid_t}"] if "main_prept" in names else []),
+                 *self._call(names, "main",
+                             ("grid", f"c, {bias_args[0]}, {common}, {bias_args[1]}, K{cargs}, I64=i64"),
+                             ("grid_t", f"c, {bias_args[0]}, {swapped}, {bias_args[1]}, K{cargs}, I64=i64")),
                  "return c"]
         return f"def {lname}({', '.join(sig)}):\n" + "\n".join("    " + ln for ln in body)
 
     @staticmethod
-    def _call(names: dict[str, str], kind: str, grid: str, rest: str, indent: str = "") -> list[str]:
-        """Launch `names[kind]` on (a, b, `rest`), or its three-dot twin on prepared operands
-        (`prep` 1), or the twin that splits A in registers (`prep` 2, only B prepared, al = a);
-        the twins also take the lo parts after a and b."""
+    def _call(names: dict[str, str], kind: str, launch: tuple[str, str], launch_t: tuple[str, str],
+              indent: str = "") -> list[str]:
+        """Launch `names[kind]` on (a, b, rest) with `launch` = (grid, rest), or its three-dot twins:
+        on prepared operands (`prep` 1), splitting A in registers (`prep` 2, only B prepared, al =
+        a), or computing C^T with the operands exchanged (`prep` 3, only A prepared, bl = b, with
+        `launch_t`'s swapped grid and arguments). The twins also take the lo parts."""
+        (grid, rest), (grid_t, rest_t) = launch, launch_t
         plain = f"{names[kind]}[{grid}](a, b, {rest})"
         if f"{kind}_prep" not in names:
             return [indent + plain]
@@ -298,6 +322,8 @@ class GemmTemplate(Template):
                 f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, {rest})",
                 f"{indent}elif prep == 2:",
                 f"{indent}    {names[kind + '_prepb']}[{grid}](a, b, al, bl, {rest})",
+                f"{indent}elif prep == 3:",
+                f"{indent}    {names[kind + '_prept']}[{grid_t}](b, a, bl, al, {rest_t})",
                 f"{indent}else:",
                 f"{indent}    {plain}"]
 

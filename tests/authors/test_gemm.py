@@ -193,27 +193,40 @@ def test_small_n_prepares_only_b_and_splits_a_in_registers(form: tuple[str, str,
     assert "_gemm_3xtf32_split_a_kernel" in names and "_gemm_prep_kernel" in names, names
 
 
-def test_small_m_keeps_the_in_kernel_split() -> None:
-    # The mirror case (N large, M small) has no B-in-registers path: wgmma reads B from shared memory.
-    src = src_of("torch.relu(a @ b)", "12, 30", "30, 50")
-    result = evaluate(src, at_threshold(gen(src), 40), trials=1)
-    assert result.correct and not any("prep" in k or "3xtf32" in k for k in result.kernel_names), \
-        result.kernel_names
-
-
-def test_split_a_kernel_is_split_k_too() -> None:
-    src = src_of("torch.relu(a @ b + self.p)", "50, 2100", "2100, 12", n=12)
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(form=st.sampled_from(PREP_FORMS), m=st.integers(9, 19), k=st.integers(1, 70), n=st.integers(40, 90),
+       tail=st.sampled_from(EPILOGUES[:4]))  # M < 40 for every form (the linear one folds 2 x m rows)
+def test_small_m_prepares_only_a_and_computes_c_transposed(form: tuple[str, str, str], m: int, k: int,
+                                                           n: int, tail: str) -> None:
+    # The mirror of the small-N case: wgmma reads its right operand from shared memory, so the kernel
+    # computes C^T = B^T A^T with B^T split in registers and A prepared; output, bias and epilogue
+    # operands (row and column vectors included) are indexed transposed.
+    expr, a, b = form
+    a, b = (x.format(m=m, k=k, n=n, k2=2 * k) for x in (a, b))
+    src = src_of(expr, a, b, v=f"{n}" if "v" in tail else "1", k=k, n=n, tail=tail.replace("self.p", "1.5"))
     result = evaluate(src, at_threshold(gen(src), 40), trials=1)
     assert result.correct, result.reason
-    assert any("_gemm_splitk_3xtf32_split_a_kernel" in k for k in result.kernel_names), result.kernel_names
+    names = " ".join(result.kernel_names)
+    assert "_gemm_3xtf32_split_a_t_kernel" in names and "_gemm_prep_kernel" in names, names
+
+
+@pytest.mark.parametrize(("a", "b", "kernel"),
+                         [("50, 2100", "2100, 12", "_gemm_splitk_3xtf32_split_a_kernel"),
+                          ("12, 2100", "2100, 50", "_gemm_splitk_3xtf32_split_a_t_kernel")])
+def test_one_side_prepared_kernels_split_k_too(a: str, b: str, kernel: str) -> None:
+    n = int(b.split(",")[1])
+    src = src_of("torch.relu(a @ b + self.p)", a, b, n=n)
+    result = evaluate(src, at_threshold(gen(src), 40), trials=1)
+    assert result.correct, result.reason
+    assert any(kernel + "_" in k for k in result.kernel_names), result.kernel_names
 
 
 def test_three_dot_kernels_compile_to_wgmma_for_sm90(tmp_path: Path) -> None:
     """The interpreter runs what the GPU compiler may reject (a layout A cannot take in registers,
-    a shared-memory overflow): compile every three-dot kernel, both operands prepared and only B
-    prepared, for sm_90a with ptxas (shipped with Triton; no GPU needed). Each must issue wgmma,
-    and each kernel keeps a spill-free tile: 128x64x32 at 4 warps, the split-A layout's best on
-    an H200 (problems/measurements/h200-2026-11-30-gemm/gemm_prepared_mode3.txt)."""
+    a shared-memory overflow): compile every three-dot kernel (both operands prepared, one side
+    prepared, and its transposed twin) for sm_90a with ptxas (shipped with Triton; no GPU needed).
+    Each must issue wgmma, and each keeps a spill-free tile: 128x64x32 at 4 warps, the split-A
+    layout's best on an H200 (problems/measurements/h200-2026-11-30-gemm/gemm_prepared_mode3.txt)."""
     import triton
 
     if "nvidia" not in triton.backends.backends:
@@ -226,8 +239,8 @@ def test_three_dot_kernels_compile_to_wgmma_for_sm90(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(done.stdout.strip().splitlines()[-1])
     kernels = {r["kernel"].rsplit("_", 1)[0] for r in rows}
-    assert kernels == {"_gemm_3xtf32_kernel", "_gemm_3xtf32_split_a_kernel", "_gemm_splitk_3xtf32_kernel",
-                       "_gemm_splitk_3xtf32_split_a_kernel"}, kernels
+    variants = ("", "_split_a", "_split_a_t")
+    assert kernels == {f"_gemm{s}_3xtf32{v}_kernel" for s in ("", "_splitk") for v in variants}, kernels
     assert all(r["wgmma"] > 0 for r in rows), rows
     for k in kernels:
         best = [r for r in rows
@@ -246,11 +259,16 @@ def test_default_gemm_splits_long_k_at_run_time_also_on_prepared_operands() -> N
     assert prep.custom_kernels == 3  # preparation, K chunks on prepared operands, reduction
 
 
-def test_operands_are_prepared_from_the_threshold_up() -> None:
-    big = src_of("torch.relu(a @ b)", f"{PREP_MIN}, 8", f"8, {PREP_MIN + 3}")
-    small = src_of("torch.relu(a @ b)", f"{PREP_MIN - 1}, 8", f"8, {PREP_MIN + 3}")
-    assert evaluate(big, gen(big).source, trials=1).custom_kernels == 2
-    assert evaluate(small, gen(small).source, trials=1).custom_kernels == 1
+@pytest.mark.parametrize(("m", "n", "kernel"), [(PREP_MIN, PREP_MIN + 3, "_gemm_3xtf32_kernel"),
+                                                (PREP_MIN - 1, PREP_MIN + 3, "_gemm_3xtf32_split_a_t_kernel"),
+                                                (PREP_MIN + 3, PREP_MIN - 1, "_gemm_3xtf32_split_a_kernel"),
+                                                (PREP_MIN - 1, PREP_MIN - 1, "_gemm_kernel")])
+def test_operands_are_prepared_from_the_threshold_up(m: int, n: int, kernel: str) -> None:
+    # Both sides at the threshold: both operands; one side: the other side's (small) operand; none.
+    src = src_of("torch.relu(a @ b)", f"{m}, 8", f"8, {n}")
+    names = evaluate(src, gen(src).source, trials=1).kernel_names
+    assert [k.rsplit("_", 1)[0] for k in names if "prep_kernel" not in k] == [kernel], names
+    assert any("prep_kernel" in k for k in names) == (kernel != "_gemm_kernel"), names
 
 
 # On the GPU the three dots really are one-pass TF32: accuracy at long K is the point. Summing them
@@ -259,7 +277,8 @@ GPU_GEMMS = [("torch.relu(a @ b)", "1024, 4096", "4096, 1536"),
              ("self.lin(a) * 2.0", "2, 640, 3072", "1"),
              ("a.T @ b", "8192, 512", "8192, 768"),
              ("a @ b", "256, 16384", "16384, 384"),  # 6 output tiles: split K as well
-             ("a @ b", "65536, 4096", "4096, 48")]  # N small: B prepared, A split in registers
+             ("a @ b", "65536, 4096", "4096, 48"),  # N small: B prepared, A split in registers
+             ("self.lin(a) * 2.0", "48, 4096", "1")]  # M small: A prepared, C^T with W split
 
 
 @pytest.mark.gpu
