@@ -252,6 +252,9 @@ class GemmTemplate(Template):
                 # computes C^T = B^T A^T with B^T split in registers. One-pass TF32 copies only
                 # when an operand is not K-major. The batch strides follow the copies' [nb, rows,
                 # KP] layout.
+                *(["# prep 1: A and B copied K-major as TF32 hi / lo parts (_gemm_prep); 2: only B,",
+                   "# the kernel splits A; 3: only A, the kernel computes C^T = B^T A^T, splits B^T"]
+                  if x3 else ["# prep 1: K-major copies (_gemm_prep), needed only when an operand is not"]),
                 "prep = (1 if min(M, N) >= _GEMM_PREP_MIN else 2 if M >= _GEMM_PREP_MIN else 3 "
                 "if N >= _GEMM_PREP_MIN else 0)" if x3 else
                 "prep = int(min(M, N) >= _GEMM_PREP_MIN and (a.stride(-1) != 1 or b.stride(-2) != 1))",
