@@ -6,15 +6,17 @@ GEMM view per group: M = output pixels (n, od, oh, ow), N = output channels of t
 K = taps x input channels of the group. The input tile X[M, K] is gathered from the NC(DHW)
 input on the fly (no im2col buffer; int32 offsets unless the tensors need int64) with pixels as
 its fastest dim, so consecutive lanes read consecutive addresses (ow); it is the register
-operand of the tensor-core dot, which tf32x3 splits in registers anyway. The weight is permuted
+operand of the tensor-core dot, split into TF32 hi / lo in registers. The weight is permuted
 once per call to (taps, C_out, C_in per group) so its tile W[K, N] is K-major in shared memory,
 as the TF32 wgmma wants. The accumulator is transposed once after the loop and stored
 pixel-fastest, coalesced into NC(DHW). (Measured offline with ptxas for sm_90a: this
 orientation does not spill in the K loop; the swapped one spilled 1-4 KB.)
 The K loop is one flat loop over (tap, channel chunk), which Triton software-pipelines
-(num_stages, cp.async) across taps. `tl.dot(..., input_precision="tf32x3")` keeps fp32
-accuracy on tensor cores (3 TF32 passes, wgmma on Hopper); under --allow-tf32 one pass. Bias
-and the pointwise chain after the conv run on the accumulator before the only store.
+(num_stages, cp.async) across taps. Under strict fp32 the weight is split into TF32 hi / lo parts
+in the launcher and the activation tile in registers, and three TF32 dots per step keep fp32
+accuracy on tensor cores (see _k_step; before, tf32x3 re-split both tiles every step); under
+--allow-tf32 one pass. Bias and the pointwise chain after the conv run on the accumulator before
+the only store.
 
 Transposed convolutions are computed output-centric by sub-pixel phase: the grid's second axis
 enumerates (group, phase) with phase = (od % SD, oh % SH, ow % SW); inside one phase every tile
@@ -34,6 +36,7 @@ from .conv_pool_common import (
     indent,
     single_output,
 )
+from .gemm_prep import GEMM_PREP
 from .ir import Region
 from .runtime_src import COLLAPSE, autotune
 from .template_api import EmitContext, Emitted
@@ -64,6 +67,27 @@ POINTWISE_CONFIGS = [({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32}, 4, 3),
 
 _CONSTS = ["KD", "KH", "KW", "SD", "SH", "SW", "PD", "PH", "PW", "DD", "DH", "DW", "HAS_BIAS", "SPLIT", "I64",
            "DIL1", "BLOCK_M", "BLOCK_N", "BLOCK_K"]
+
+
+def _k_step(prec: str) -> list[str]:
+    """One K step's weight tile and tensor-core product. Under strict fp32 the weight arrives split
+    into TF32 hi / lo parts (wt, wtl, rows padded to CIGP; _gemm_prep in the launcher) and the
+    activation tile is split in registers: three plain TF32 dots into a fresh partial sum, the
+    scheme of the GEMMs' one-side preparation (gemm_prep.py), instead of tf32x3 re-splitting both
+    tiles every step."""
+    w_off = "(t * C_OUT + co)[None, :] * CIGP + ci[:, None]"
+    w_mask = "mask=k_ok[:, None] & n_ok[None, :], other=0.0"
+    if prec != "tf32x3":
+        return [f"    wk = tl.load(wt + {w_off}, {w_mask})",
+                f"    acc = tl.dot(xk, wk, acc, input_precision=\"{prec}\")"]
+    return [f"    wk = tl.load(wt + {w_off}, {w_mask})",
+            f"    wl = tl.load(wtl + {w_off}, {w_mask})",
+            "    xh = _gemm_round_tf32(xk)",
+            "    xl = _gemm_round_tf32(xk - xh)",
+            '    part = tl.dot(xh, wl, input_precision="tf32")',
+            '    part = tl.dot(xl, wk, acc=part, input_precision="tf32")',
+            '    part = tl.dot(xh, wk, acc=part, input_precision="tf32")',
+            "    acc += part"]
 
 
 def _forward_body(prec: str) -> list[str]:
@@ -105,9 +129,7 @@ def _forward_body(prec: str) -> list[str]:
             "    k_ok = ci < CIG",
             "    xk = tl.load(x + ((xo + di * sxd + hi * sxh + wi * sxw)[:, None] + ci[None, :] * sxc),",
             "                 mask=a_ok[:, None] & k_ok[None, :], other=0.0)",
-            "    wk = tl.load(wt + (t * C_OUT + co)[None, :] * CIG + ci[:, None],",
-            "                 mask=k_ok[:, None] & n_ok[None, :], other=0.0)",
-            f"    acc = tl.dot(xk, wk, acc, input_precision=\"{prec}\")",
+            *_k_step(prec),
             "acc = tl.trans(acc)"]
 
 
@@ -187,9 +209,7 @@ def _transposed_body(prec: str) -> list[str]:
             "    xk = tl.load(x + ((xo + di * sxd + hi * sxh + wi * sxw)[:, None] + ci[None, :] * sxc),",
             "                 mask=a_ok[:, None] & k_ok[None, :], other=0.0)",
             "    t = (kd * KH + kh) * KW + kw",
-            "    wk = tl.load(wt + (t * C_OUT + co)[None, :] * CIG + ci[:, None],",
-            "                 mask=k_ok[:, None] & n_ok[None, :], other=0.0)",
-            f"    acc = tl.dot(xk, wk, acc, input_precision=\"{prec}\")",
+            *_k_step(prec),
             "acc = tl.trans(acc)",
             "od = qd * SD + rd",
             "oh = qh * SH + rh",
@@ -208,8 +228,10 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
     lname = ctx.name("convt_gemm" if transposed else "conv_gemm")
     prec = "tf32" if ctx.allow_tf32 else "tf32x3"
 
-    sig = ["out", "x", "wt", "bias", *(epi.kernel_params() if epi else []), "M", "NB", "C_IN", "C_OUT",
-           "CIG", "COG", "D", "H", "W", "OD", "OH", "OW", "sxn", "sxc", "sxd", "sxh", "sxw"]
+    if prec == "tf32x3":
+        ctx.share("gemm_prep", GEMM_PREP)
+    sig = ["out", "x", "wt", "wtl", "bias", *(epi.kernel_params() if epi else []), "M", "NB", "C_IN",
+           "C_OUT", "CIG", "CIGP", "COG", "D", "H", "W", "OD", "OH", "OW", "sxn", "sxc", "sxd", "sxh", "sxw"]
     body = _transposed_body(prec) if transposed else _forward_body(prec)
     # After the loop the tile is transposed to (channels, pixels): pixels are then the fastest dim,
     # so the stores (and the epilogue's loads) of consecutive lanes hit consecutive addresses.
@@ -257,6 +279,9 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
                      "    wt = w.reshape(c_out, cig, kt).permute(2, 0, 1).contiguous()",
                      "    M = n_ * OD * OH * OW",
                      "    grid_g = groups"]
+    launcher += (["    # The weight's TF32 hi / lo parts, each row's channels padded to cigp (see _k_step)",
+                  "    wt, wtl, cigp = _gemm_prep(wt.reshape(-1, cig), 1, 1, 0, 0, True, True)"]
+                 if prec == "tf32x3" else ["    wtl, cigp = wt, cig"])
     launcher += ["    lead = len(x.shape) - dims",
                  "    out = torch.empty((*x.shape[:lead - 1], c_out, *(OD, OH, OW)[3 - dims:]), "
                  f"device=x.device, dtype={out.meta.dtype})",
@@ -270,9 +295,10 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
     launcher += [f"    i64 = _cp_big({', '.join(['out', 'x', *epi_names])})",
                  "    grid = lambda meta: (triton.cdiv(M, meta['BLOCK_M']) * "
                  "triton.cdiv(cog, meta['BLOCK_N']), grid_g)",
-                 f"    {kname}[grid](out, x, wt, wt if b is None else b, {'*e_args, ' if epi else ''}"
-                 "M, n_, c_in, c_out, cig, cog, D, H, W, OD, OH, OW, *sx[:5], KD=K3[0], KH=K3[1], KW=K3[2], "
-                 "SD=S3[0], SH=S3[1], SW=S3[2], PD=P3[0], PH=P3[1], PW=P3[2], DD=L3[0], DH=L3[1], DW=L3[2], "
+                 f"    {kname}[grid](out, x, wt, wtl, wt if b is None else b, {'*e_args, ' if epi else ''}"
+                 "M, n_, c_in, c_out, cig, cigp, cog, D, H, W, OD, OH, OW, *sx[:5], "
+                 "KD=K3[0], KH=K3[1], KW=K3[2], SD=S3[0], SH=S3[1], SW=S3[2], PD=P3[0], PH=P3[1], PW=P3[2], "
+                 "DD=L3[0], DH=L3[1], DW=L3[2], "
                  f"HAS_BIAS=b is not None, SPLIT={split}, I64=i64, DIL1=L3 == (1, 1, 1))",
                  "    return out"]
     args = conv_attr_args(region) + [v.name for v in epi_vals]

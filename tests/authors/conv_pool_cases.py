@@ -282,6 +282,9 @@ class Recorder:  # stands in for an autotuned kernel: records the launch instead
         return lambda *args, **kwargs: self.calls.append((self.tuner, args, kwargs))
 
 
+# Plain (not autotuned) launches, such as the weight's TF32 split before a strict-fp32 conv, would
+# need a GPU driver: skip them, their outputs are only passed on.
+triton.runtime.jit.JITFunction.run = lambda self, *args, **kwargs: None
 out = {}
 for problem_path, cand_path in json.loads(sys.argv[1]):
     spec = importlib.util.spec_from_file_location("cand_" + str(len(out)), cand_path)

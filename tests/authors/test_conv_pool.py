@@ -204,7 +204,9 @@ def test_tensor_core_precision_follows_the_policy(skill: str) -> None:
     src = conv_source(dims=2, cin=4, cout=6, k=(3, 3), s=(2, 2), p=(1, 1), dil=(1, 1), g=1, bias=True,
                       lead=(2,), spatial=(6, 5), transposed=skill == "conv-transpose-gather", post="act")
     strict = generate(src, skill)
-    assert 'input_precision="tf32x3"' in strict.source and "_fp32_convs()" in strict.source
+    # Strict fp32: the compensated triple on the pre-split weight and the register-split activation.
+    dots = re.findall(r'input_precision="(\w+)"', strict.source)
+    assert dots == ["tf32"] * 3 and "_gemm_prep(" in strict.source and "_fp32_convs()" in strict.source
     assert not run_static_checks(strict.source)
     relaxed = generate(src, skill, allow_tf32=True)
     assert 'input_precision="tf32"' in relaxed.source and "tf32x3" not in relaxed.source
