@@ -350,12 +350,12 @@ def _compensated_dots(src: _Source) -> set[int]:
     magnitude); this rule only keeps a lone one-pass TF32 dot out."""
     ok: set[int] = set()
     for f in src.jit:
-        dots = [n for n in ast.walk(f) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                and isinstance(n.value, ast.Call) and src.resolve(n.value.func) == "triton.language.dot"
-                and _dot_parts(n.value)[3] == "tf32"]
-        dots.sort(key=lambda n: n.lineno)
-        for d1, d2, d3 in zip(dots, dots[1:], dots[2:], strict=False):
-            (x, yl, _, _), (xl, y, acc2, _), (x3, y3, acc3, _) = (_dot_parts(d.value) for d in (d1, d2, d3))
+        assigns = [n for n in ast.walk(f) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                   and isinstance(n.value, ast.Call) and src.resolve(n.value.func) == "triton.language.dot"]
+        dots = sorted(((n, _dot_parts(n.value)) for n in assigns), key=lambda d: d[0].lineno)
+        dots = [(n, parts) for n, parts in dots if parts[3] == "tf32"]
+        for (d1, (x, yl, _, _)), (d2, (xl, y, acc2, _)), (d3, (x3, y3, acc3, _)) in zip(
+                dots, dots[1:], dots[2:], strict=False):
             t1, t2 = ast.unparse(d1.targets[0]), ast.unparse(d2.targets[0])
             if acc2 == t1 and acc3 == t2 and (x3, y3) == (x, y) and x != xl and y != yl:
                 ok |= {id(d1.value), id(d2.value), id(d3.value)}

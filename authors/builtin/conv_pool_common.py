@@ -119,8 +119,6 @@ def single_output(region: Region) -> Value:
     return outs[0]
 
 
-
-
 class PlaneChain:
     """A pointwise chain fused into a conv / pool kernel, its operands addressed by coordinates.
 

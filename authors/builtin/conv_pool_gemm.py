@@ -77,10 +77,10 @@ def _k_step(prec: str) -> list[str]:
     tiles every step."""
     w_off = "(t * C_OUT + co)[None, :] * CIGP + ci[:, None]"
     w_mask = "mask=k_ok[:, None] & n_ok[None, :], other=0.0"
+    load = f"    wk = tl.load(wt + {w_off}, {w_mask})"
     if prec != "tf32x3":
-        return [f"    wk = tl.load(wt + {w_off}, {w_mask})",
-                f"    acc = tl.dot(xk, wk, acc, input_precision=\"{prec}\")"]
-    return [f"    wk = tl.load(wt + {w_off}, {w_mask})",
+        return [load, f"    acc = tl.dot(xk, wk, acc, input_precision=\"{prec}\")"]
+    return [load,
             f"    wl = tl.load(wtl + {w_off}, {w_mask})",
             "    xh = _gemm_round_tf32(xk)",
             "    xl = _gemm_round_tf32(xk - xh)",

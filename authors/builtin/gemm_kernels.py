@@ -195,8 +195,6 @@ class GemmChain:
         return lines
 
 
-
-
 def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
                   configs: list[tuple[dict, int, int]]) -> str:
     """A GEMM kernel: grid = (splits * batches * tiles,), tiles in grouped order per batch."""

@@ -61,6 +61,12 @@ PREP_CONFIGS = [
     tile_config(128, 64, 32, 4, 4),
 ]
 
+# The three-dot twins of a kernel: (name suffix, kernel name tag, KernelOpts changes) for `prep` 1,
+# 2 and 3 of the launcher.
+_TWINS = (("prep", "3xtf32", dict(prep=True)),
+          ("prepb", "3xtf32_split_a", dict(prep=True, split_a=True)),
+          ("prept", "3xtf32_split_a_t", dict(prep=True, split_a=True, swap=True)))
+
 
 def is_f32(v: Value) -> bool:
     return v.meta is not None and str(v.meta.dtype) == F32
@@ -163,15 +169,7 @@ class GemmTemplate(Template):
         names = {"main": kname}
         if opts.precision == "tf32x3":
             ctx.share("gemm_prep", GEMM_PREP)
-            names["main_prep"] = ctx.name("gemm_3xtf32_kernel")
-            names["main_prepb"] = ctx.name("gemm_3xtf32_split_a_kernel")
-            names["main_prept"] = ctx.name("gemm_3xtf32_split_a_t_kernel")
-            split_a = replace(opts, prep=True, split_a=True)
-            kernels += [kernel_source(names["main_prep"], replace(opts, prep=True), chain,
-                                      self.prep_config_list(ctx)),
-                        kernel_source(names["main_prepb"], split_a, chain, self.prep_config_list(ctx)),
-                        kernel_source(names["main_prept"], replace(split_a, swap=True), chain,
-                                      self.prep_config_list(ctx))]
+            kernels += self._three_dot_twins("main", "gemm", opts, chain, ctx, names)
         elif opts.precision == "tf32":  # K-major copies only: the same kernel reads them
             ctx.share("gemm_prep", GEMM_PREP)
         if self.split_k:
@@ -180,15 +178,7 @@ class GemmTemplate(Template):
             kernels += [kernel_source(names["part"], part, None, self.config_list(ctx)),
                         reduce_source(names["reduce"], opts.has_bias, chain)]
             if "main_prep" in names:
-                names["part_prep"] = ctx.name("gemm_splitk_3xtf32_kernel")
-                names["part_prepb"] = ctx.name("gemm_splitk_3xtf32_split_a_kernel")
-                names["part_prept"] = ctx.name("gemm_splitk_3xtf32_split_a_t_kernel")
-                part3 = replace(part, prep=True)
-                kernels += [kernel_source(names["part_prep"], part3, None, self.prep_config_list(ctx)),
-                            kernel_source(names["part_prepb"], replace(part3, split_a=True), None,
-                                          self.prep_config_list(ctx)),
-                            kernel_source(names["part_prept"], replace(part3, split_a=True, swap=True), None,
-                                          self.prep_config_list(ctx))]
+                kernels += self._three_dot_twins("part", "gemm_splitk", part, None, ctx, names)
         if self.small_dim:
             names["rows"], names["cols"] = ctx.name("gemv_kernel"), ctx.name("gemv_t_kernel")
             fma = replace(opts, inner="fma")
@@ -245,37 +235,28 @@ class GemmTemplate(Template):
         if opts.precision in ("tf32x3", "tf32"):
             x3 = opts.precision == "tf32x3"
             body += [
-                # prep 1: both operands copied K-major (and split into TF32 hi / lo parts under
-                # strict fp32) for the tensor cores, see _gemm_prep. A copy pays only when each
-                # element feeds many outputs, so with a small N (prep 2) only B is prepared and the
-                # kernel splits A in registers; with a small M (prep 3) only A is, and the kernel
-                # computes C^T = B^T A^T with B^T split in registers. One-pass TF32 copies only
-                # when an operand is not K-major. The batch strides follow the copies' [nb, rows,
-                # KP] layout.
+                # A copy pays only when each element feeds many outputs, hence the one-side modes
+                # for a small N or M; wgmma takes only its left operand from registers, hence C^T
+                # for a small M.
                 *(["# prep 1: A and B copied K-major as TF32 hi / lo parts (_gemm_prep); 2: only B,",
                    "# the kernel splits A; 3: only A, the kernel computes C^T = B^T A^T, splits B^T"]
                   if x3 else ["# prep 1: K-major copies (_gemm_prep), needed only when an operand is not"]),
                 "prep = (1 if min(M, N) >= _GEMM_PREP_MIN else 2 if M >= _GEMM_PREP_MIN else 3 "
                 "if N >= _GEMM_PREP_MIN else 0)" if x3 else
                 "prep = int(min(M, N) >= _GEMM_PREP_MIN and (a.stride(-1) != 1 or b.stride(-2) != 1))",
-                "if prep == 3:  # B as it is; A prepared as the swapped kernel's right operand",
-                f"    a, al, kp = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, {x3})",
-                "    bl = b",
-                "    d0 = [d0[0], d1[0] * M * kp, d0[2]]",
-                "    d1 = [d1[0], M * kp, d1[2]]",
-                f"    i64 = {big}",
-                "elif prep:",
-                f"    b, bl, kp = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, {x3})",
-                "    b, bl = b.transpose(-1, -2), bl.transpose(-1, -2)",
-                "    if prep == 1:",
+                "if prep:",
+                "    # The batch strides follow each copy's [nb, rows, KP] layout; an operand not",
+                "    # copied is its own lo part (the kernel splits it or ignores the argument).",
+                "    al, bl = a, b",
+                "    if prep != 2:",
                 f"        a, al, kp = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, {x3})",
-                "        d0 = [d0[0], d1[0] * M * kp, d1[0] * N * kp]",
-                "        d1 = [d1[0], M * kp, N * kp]",
+                "        d0, d1 = [d0[0], d1[0] * M * kp, d0[2]], [d1[0], M * kp, d1[2]]",
+                "    if prep != 3:",
+                f"        b, bl, kp = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, {x3})",
+                "        b, bl = b.transpose(-1, -2), bl.transpose(-1, -2)",
+                "        d0, d1 = [d0[0], d0[1], d1[0] * N * kp], [d1[0], d1[1], N * kp]",
+                "    if prep == 1:",
                 "        K = kp",
-                "    else:  # A as it is (its hi / lo split happens in the kernel)",
-                "        al = a",
-                "        d0 = [d0[0], d0[1], d1[0] * N * kp]",
-                "        d1 = [d1[0], d1[1], N * kp]",
                 f"    i64 = {big}"]
         if self.split_k:
             body += [
@@ -309,6 +290,18 @@ class GemmTemplate(Template):
                              ("grid_t", f"c, {bias_args[0]}, {swapped}, {bias_args[1]}, K{cargs}, I64=i64")),
                  "return c"]
         return f"def {lname}({', '.join(sig)}):\n" + "\n".join("    " + ln for ln in body)
+
+    def _three_dot_twins(self, kind: str, stem: str, opts: KernelOpts, chain: GemmChain | None,
+                         ctx: EmitContext, names: dict[str, str]) -> list[str]:
+        """The three-dot twins of kernel `kind` (gemm_prep.py), named into `names` as kind_prep,
+        kind_prepb and kind_prept: both operands prepared, only B (A split in registers), only A
+        (C^T = B^T A^T with B^T split in registers)."""
+        sources = []
+        for suffix, tag, changes in _TWINS:
+            names[f"{kind}_{suffix}"] = ctx.name(f"{stem}_{tag}_kernel")
+            sources.append(kernel_source(names[f"{kind}_{suffix}"], replace(opts, **changes), chain,
+                                         self.prep_config_list(ctx)))
+        return sources
 
     @staticmethod
     def _call(names: dict[str, str], kind: str, launch: tuple[str, str], launch_t: tuple[str, str],
