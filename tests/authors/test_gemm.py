@@ -140,11 +140,16 @@ def test_bmm_random_shapes_and_views(batch: int, m: int, k: int, n: int, ta: boo
 
 # ---- prepared operands (gemm_prep.py): K-major TF32 hi / lo copies, three TF32 dots per step ------
 
-def prepared(cand: Candidate) -> str:
-    """The candidate with the preparation threshold at 1, so that small shapes take that path."""
-    src = cand.source.replace(f"_GEMM_PREP_MIN = {PREP_MIN}", "_GEMM_PREP_MIN = 1")
+def at_threshold(cand: Candidate, threshold: int) -> str:
+    """The candidate with the preparation threshold moved, so that small shapes take those paths."""
+    src = cand.source.replace(f"_GEMM_PREP_MIN = {PREP_MIN}", f"_GEMM_PREP_MIN = {threshold}")
     assert src != cand.source
     return src
+
+
+def prepared(cand: Candidate) -> str:
+    """The candidate with the preparation threshold at 1: both operands prepared at any size."""
+    return at_threshold(cand, 1)
 
 
 PREP_FORMS = [  # (expression, a, b) with {m}, {k}, {n} filled in
@@ -170,12 +175,6 @@ def test_prepared_operands_any_shape_and_view(form: tuple[str, str, str], m: int
     result = evaluate(src, prepared(cand), trials=1)
     assert result.correct, result.reason
     assert result.custom_kernels >= 2  # the preparation pass and the three-dot GEMM
-
-
-def at_threshold(cand: Candidate, threshold: int) -> str:
-    src = cand.source.replace(f"_GEMM_PREP_MIN = {PREP_MIN}", f"_GEMM_PREP_MIN = {threshold}")
-    assert src != cand.source
-    return src
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
