@@ -36,14 +36,16 @@ class Ceilings:
     fp32_tflops: float  # fp32 matmul, TF32 off (cuBLAS: ~76% of the FFMA peak on an H200)
     measured_at: float
     tf32_tflops: float = 0.0  # TF32 tensor-core matmul; 0 in caches written before it was measured
+    fp16_tflops: float = 0.0  # fp16 tensor-core matmul (fp32 accumulation); 0 likewise
 
     def matmul_tflops(self, allow_tf32: bool) -> float:
         """The fastest legal matmul rate under the precision policy. Strict fp32 may use
-        error-compensated tf32x3 (three TF32 products), so a third of the TF32 rate counts too:
-        on an H200 that beats cuBLAS fp32, and a floor ignoring it would sit above real kernels."""
+        error-compensated triples (three TF32 products, or three fp16 products of scaled hi / lo
+        parts), so a third of the TF32 and fp16 rates counts too: on an H200 both beat cuBLAS
+        fp32, and a floor ignoring them would sit above real kernels."""
         if allow_tf32:
-            return max(self.tf32_tflops, self.fp32_tflops)
-        return max(self.fp32_tflops, self.tf32_tflops / 3)
+            return max(self.tf32_tflops, self.fp32_tflops, self.fp16_tflops / 3)
+        return max(self.fp32_tflops, self.tf32_tflops / 3, self.fp16_tflops / 3)
 
 
 def cache_dir() -> Path:
@@ -73,6 +75,9 @@ def measure_ceilings() -> Ceilings:
     m = 8192
     a, b = torch.randn(m, m, device="cuda"), torch.randn(m, m, device="cuda")
     prev = torch.backends.cuda.matmul.allow_tf32
+    halves = [a.half(), b.half()]
+    f16_ms = _median_ms(lambda: halves[0] @ halves[1], 5)
+    halves.clear()
     try:
         torch.backends.cuda.matmul.allow_tf32 = False
         mm_ms = _median_ms(lambda: a @ b, 5)
@@ -82,7 +87,7 @@ def measure_ceilings() -> Ceilings:
         torch.backends.cuda.matmul.allow_tf32 = prev
     return Ceilings(gpu=torch.cuda.get_device_name(), bandwidth_gbs=2 * n * 4 / copy_ms / 1e6,
                     fp32_tflops=2 * m**3 / mm_ms / 1e9, measured_at=time.time(),
-                    tf32_tflops=2 * m**3 / tf32_ms / 1e9)
+                    tf32_tflops=2 * m**3 / tf32_ms / 1e9, fp16_tflops=2 * m**3 / f16_ms / 1e9)
 
 
 def load_ceilings(path: Path | None = None) -> Ceilings:
@@ -95,7 +100,7 @@ def load_ceilings(path: Path | None = None) -> Ceilings:
             table = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             table = {}
-    if gpu in table and table[gpu].get("tf32_tflops"):
+    if gpu in table and table[gpu].get("tf32_tflops") and table[gpu].get("fp16_tflops"):
         return Ceilings(**table[gpu])
     c = measure_ceilings()
     table[gpu] = asdict(c)

@@ -296,8 +296,46 @@ def call_counting(src: _Source) -> Findings:
     yield from src.flow[1]
 
 
+def _is_f16_cast(node: ast.AST, operand: str | None = None) -> bool:
+    """`X.to(tl.float16)` (with X's source text `operand` when given)."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to"
+            and len(node.args) == 1 and not node.keywords and ast.unparse(node.args[0]) == "tl.float16"
+            and (operand is None or ast.unparse(node.func.value) == operand))
+
+
+def _compensated_splits(src: _Source) -> set[int]:
+    """ids of nodes where fp16 serves the error-compensated split of fp32 values, not a downgrade:
+    every node of a Triton function whose whole body is
+        hi = x.to(tl.float16); lo = (x - hi.to(tl.float32)).to(tl.float16); return hi, lo
+    (x a parameter: lo keeps the bits hi drops, x = hi + lo + O(2^-22 |x|)), and, in files with such
+    a function, the dtype= of torch.empty / empty_like allocations (buffers its parts are stored in).
+    As with the TF32 triple (`_compensated_dots`), whether the parts are then combined into fp32-class
+    results is the numeric fact the float64 comparison settles; this rule keeps plain fp16 casts out."""
+    ok: set[int] = set()
+    for f in src.jit:
+        body = [st for st in f.body if not (isinstance(st, ast.Expr) and _is_str(st.value))]
+        params = {a.arg for a in f.args.args}
+        if len(body) != 3 or not all(isinstance(st, ast.Assign) and len(st.targets) == 1
+                                     and isinstance(st.targets[0], ast.Name) for st in body[:2]):
+            continue
+        (h, hv), (lo, lv) = ((st.targets[0].id, st.value) for st in body[:2])
+        x = ast.unparse(hv.func.value) if _is_f16_cast(hv) else None
+        ret = body[2].value if isinstance(body[2], ast.Return) and body[2].value is not None else None
+        if (x in params and _is_f16_cast(lv, f"{x} - {h}.to(tl.float32)") and h != lo != x
+                and ret is not None and ast.unparse(ret) in (f"({h}, {lo})", f"{h}, {lo}")):
+            ok |= {id(n) for n in ast.walk(f)}
+    if ok:
+        for n in src.nodes:
+            if isinstance(n, ast.Call) and src.resolve(n.func) in ("torch.empty", "torch.empty_like"):
+                ok |= {id(m) for k in n.keywords if k.arg == "dtype" for m in ast.walk(k.value)}
+    return ok
+
+
 def _low_precision(src: _Source) -> Findings:
+    split = _compensated_splits(src)
     for n in src.nodes:
+        if id(n) in split:
+            continue
         if isinstance(n, ast.Attribute) and (n.attr in _LOW or n.attr.startswith("float8") or (
                 n.attr == "half" and (id(n) in src.called or src.resolve(n) == "torch.half"))):
             yield n, f"uses {ast.unparse(n)}"
@@ -305,6 +343,8 @@ def _low_precision(src: _Source) -> Findings:
             yield n, f"names the low-precision type {n.value!r}"
     for node, dotted in src.refs:
         last = dotted.rsplit(".", 1)[-1]
+        if id(node) in split:
+            continue
         if _AMP.match(dotted) or last in _LOW or last == "half" or last.startswith("float8"):
             yield node, f"uses {dotted}"
 
@@ -341,11 +381,13 @@ def _dot_parts(call: ast.Call) -> tuple[str, str, str | None, str | None]:
 
 
 def _compensated_dots(src: _Source) -> set[int]:
-    """ids of one-pass TF32 dots that form the error-compensated triple of pre-split operands,
-    three consecutive assignments in one function chained through their accumulator:
+    """ids of one-pass TF32 dots (or dots with no input_precision, which on the fp16 parts of
+    `_compensated_splits` is exact products in fp32) that form the error-compensated triple of
+    pre-split operands, three consecutive assignments in one function chained through their
+    accumulator:
         p = tl.dot(x, y_lo, ...); p = tl.dot(x_lo, y, acc=p, ...); p = tl.dot(x, y, acc=p, ...)
     with x != x_lo and y != y_lo: x*y_lo + x_lo*y + x*y, fp32-class arithmetic under EVALUATION.md
-    when x_lo, y_lo are the TF32 residuals of x, y. Whether they are is a numeric fact the
+    when x_lo, y_lo are the TF32 (or scaled fp16) residuals of x, y. Whether they are is a numeric fact the
     comparison against the float64 reference settles (a one-pass TF32 GEMM fails it by orders of
     magnitude); this rule only keeps a lone one-pass TF32 dot out."""
     ok: set[int] = set()
@@ -353,7 +395,7 @@ def _compensated_dots(src: _Source) -> set[int]:
         assigns = [n for n in ast.walk(f) if isinstance(n, ast.Assign) and len(n.targets) == 1
                    and isinstance(n.value, ast.Call) and src.resolve(n.value.func) == "triton.language.dot"]
         dots = sorted(((n, _dot_parts(n.value)) for n in assigns), key=lambda d: d[0].lineno)
-        dots = [(n, parts) for n, parts in dots if parts[3] == "tf32"]
+        dots = [(n, parts) for n, parts in dots if parts[3] in ("tf32", None)]
         for (d1, (x, yl, _, _)), (d2, (xl, y, acc2, _)), (d3, (x3, y3, acc3, _)) in zip(
                 dots, dots[1:], dots[2:], strict=False):
             t1, t2 = ast.unparse(d1.targets[0]), ast.unparse(d2.targets[0])

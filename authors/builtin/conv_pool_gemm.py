@@ -280,7 +280,7 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
                      "    M = n_ * OD * OH * OW",
                      "    grid_g = groups"]
     launcher += (["    # The weight's TF32 hi / lo parts, each row's channels padded to cigp (see _k_step)",
-                  "    wt, wtl, cigp = _gemm_prep(wt.reshape(-1, cig), 1, 1, 0, 0, True, True)"]
+                  "    wt, wtl, cigp, _ = _gemm_prep(wt.reshape(-1, cig), 1, 1, 0, 0, True, 1)"]
                  if prec == "tf32x3" else ["    wtl, cigp = wt, cig"])
     launcher += ["    lead = len(x.shape) - dims",
                  "    out = torch.empty((*x.shape[:lead - 1], c_out, *(OD, OH, OW)[3 - dims:]), "

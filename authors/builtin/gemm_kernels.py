@@ -7,8 +7,9 @@ pointwise epilogue (`GemmChain`) applied to the tile before its only store. Pyth
 add what a variant needs: a K range per tile (split-K chunks, triangular operands, skipped
 zero tiles), a triangular output mask, a mirrored store (symmetric outputs), or a CUDA-core
 FMA inner loop instead of `tl.dot` (matrix-vector shapes, where tensor-core tiles are padding),
-run on C^T = B^T A^T when the small dimension is M, or three TF32 dots per K step on operands
-prepared as TF32 hi / lo parts (gemm_prep.py) instead of the in-kernel tf32x3 dot.
+run on C^T = B^T A^T when the small dimension is M, or three dots per K step on operands
+prepared as hi / lo parts (gemm_prep.py: fp16 when both are prepared, TF32 when one side is split
+in registers) instead of the in-kernel tf32x3 dot.
 """
 
 from __future__ import annotations
@@ -119,6 +120,10 @@ class KernelOpts:
     """With `prep`: only B arrives prepared; A is read as it is and split into hi / lo in registers
     (wgmma takes A from registers, so A needs no K-major copy; `al_ptr` is unused). With `swap`
     too, the launcher passes B^T as A and the prepared A^T as B: the small-M mirror."""
+    f16: bool = False
+    """With `prep` (both sides): the parts are fp16 hi / lo of operands scaled by powers of two
+    (gemm_prep.py, extra `ra_*` / `rb_*` range pointers to undo the scale): fp16 tensor cores run
+    at twice TF32's rate."""
 
 
 class GemmChain:
@@ -199,8 +204,9 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
                   configs: list[tuple[dict, int, int]]) -> str:
     """A GEMM kernel: grid = (splits * batches * tiles,), tiles in grouped order per batch."""
     chain = chain if chain is not None and not chain.empty and not opts.split else None
-    params = ["a_ptr", "b_ptr", *(["al_ptr", "bl_ptr"] if opts.prep else []), "c_ptr", "bias_ptr",
-              "M", "N", "K", "NB", "B1", "s_a0", "s_a1", "s_am",
+    params = ["a_ptr", "b_ptr", *(["al_ptr", "bl_ptr"] if opts.prep else []),
+              *(["ra_mn_ptr", "ra_mx_ptr", "rb_mn_ptr", "rb_mx_ptr"] if opts.f16 else []),
+              "c_ptr", "bias_ptr", "M", "N", "K", "NB", "B1", "s_a0", "s_a1", "s_am",
               "s_ak", "s_b0", "s_b1", "s_bk", "s_bn", "s_bias", "K_CHUNK"]
     if chain is not None:
         params += chain.kernel_params()
@@ -257,12 +263,14 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
     elif opts.prep:
         b.append("    al = tl.load(al_ptrs, mask=kmask[None, :], other=0.0)")
     if opts.prep:
+        # fp16 parts: tl.dot's input_precision concerns fp32 inputs only.
+        prec = "" if opts.f16 else ', input_precision="tf32"'
         b += ["    bl = tl.load(bl_ptrs, mask=kmask[:, None], other=0.0)",
               "    # Error-compensated fp32 (gemm_prep.py): small products first, into a fresh",
               "    # accumulator added in fp32 (the tensor core's accumulation truncates).",
-              '    part = tl.dot(a, bl, input_precision="tf32")',
-              '    part = tl.dot(al, b, acc=part, input_precision="tf32")',
-              '    part = tl.dot(a, b, acc=part, input_precision="tf32")',
+              f"    part = tl.dot(a, bl{prec})",
+              f"    part = tl.dot(al, b, acc=part{prec})",
+              f"    part = tl.dot(a, b, acc=part{prec})",
               "    acc += part",
               *([] if opts.split_a else ["    al_ptrs += BLOCK_K * s_ak"]),
               "    bl_ptrs += BLOCK_K * s_bk"]
@@ -272,6 +280,8 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
         b.append("    acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)")
     b += ["    a_ptrs += BLOCK_K * s_ak",
           "    b_ptrs += BLOCK_K * s_bk"]
+    if opts.f16:  # undo the operands' power-of-two scales (exact)
+        b.append("acc = _gemm_unscale(acc, ra_mn_ptr, ra_mx_ptr, rb_mn_ptr, rb_mx_ptr)")
     if opts.has_bias and not opts.split:
         b.append("acc += tl.load(bias_ptr + ram * s_bias)[:, None]" if opts.swap else
                  "acc += tl.load(bias_ptr + rbn * s_bias)[None, :]")

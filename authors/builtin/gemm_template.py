@@ -61,9 +61,19 @@ PREP_CONFIGS = [
     tile_config(128, 64, 32, 4, 4),
 ]
 
+# Both operands prepared as fp16 parts: (2 BM + 2 BN) * BK * 2 bytes per stage, so BK = 64 at
+# 128x128 fits 3 stages (192 KB). Measured on an H200 (tests/gpu/gemm_fp16x3.py, six shapes):
+# 128x128x64 at 8 warps, 3 stages was the best of six tiles on the five large-output shapes, and
+# 64x64x64 on the small-output, long-K one (640 x 896 x 50000); 128x64x64 suits narrow outputs.
+PREP16_CONFIGS = [
+    tile_config(64, 64, 64, 4, 3),
+    tile_config(128, 128, 64, 8, 3),
+    tile_config(128, 64, 64, 4, 4),
+]
+
 # The three-dot twins of a kernel: (name suffix, kernel name tag, KernelOpts changes) for `prep` 1,
 # 2 and 3 of the launcher.
-_TWINS = (("prep", "3xtf32", dict(prep=True)),
+_TWINS = (("prep", "3xf16", dict(prep=True, f16=True)),
           ("prepb", "3xtf32_split_a", dict(prep=True, split_a=True)),
           ("prept", "3xtf32_split_a_t", dict(prep=True, split_a=True, swap=True)))
 
@@ -129,7 +139,9 @@ class GemmTemplate(Template):
     """Split K at run time when the output has fewer tiles than ~two waves of SMs and K is long
     (gemm-split-k's rule): the choice needs full sizes, which only the launcher sees."""
     prep_configs = PREP_CONFIGS
-    """Tile configurations of the kernel on prepared operands (gemm_prep.py)."""
+    """Tile configurations of the kernels with one side prepared as TF32 parts (gemm_prep.py)."""
+    prep16_configs = PREP16_CONFIGS
+    """Tile configurations of the kernel on both operands prepared as fp16 parts."""
     small_dim = True
     """Route M or N <= SMALL_DIM (a column vector, a few rows) to a CUDA-core FMA kernel at run
     time: a tensor-core tile is >= 16 wide, so there it would be mostly padding."""
@@ -151,7 +163,9 @@ class GemmTemplate(Template):
     def config_list(self, ctx: EmitContext) -> list[tuple[dict, int, int]]:
         return ctx.params.get("configs") or self.configs
 
-    def prep_config_list(self, ctx: EmitContext) -> list[tuple[dict, int, int]]:
+    def prep_config_list(self, ctx: EmitContext, f16: bool = False) -> list[tuple[dict, int, int]]:
+        if f16:
+            return ctx.params.get("prep16_configs") or self.prep16_configs
         return ctx.params.get("prep_configs") or self.prep_configs
 
     # ---- emission ---------------------------------------------------------------------------
@@ -238,21 +252,23 @@ class GemmTemplate(Template):
                 # A copy pays only when each element feeds many outputs, hence the one-side modes
                 # for a small N or M; wgmma takes only its left operand from registers, hence C^T
                 # for a small M.
-                *(["# prep 1: A and B copied K-major as TF32 hi / lo parts (_gemm_prep); 2: only B,",
-                   "# the kernel splits A; 3: only A, the kernel computes C^T = B^T A^T, splits B^T"]
+                *(["# prep 1: A and B copied K-major as fp16 hi / lo parts (_gemm_prep); 2: only B, as",
+                   "# TF32 parts, the kernel splits A; 3: only A, the kernel computes C^T = B^T A^T,",
+                   "# splits B^T"]
                   if x3 else ["# prep 1: K-major copies (_gemm_prep), needed only when an operand is not"]),
                 "prep = (1 if min(M, N) >= _GEMM_PREP_MIN else 2 if M >= _GEMM_PREP_MIN else 3 "
-                "if N >= _GEMM_PREP_MIN else 0)" if x3 else
+                "if N >= _GEMM_PREP_MIN else 0) if K else 0" if x3 else
                 "prep = int(min(M, N) >= _GEMM_PREP_MIN and (a.stride(-1) != 1 or b.stride(-2) != 1))",
                 "if prep:",
                 "    # The batch strides follow each copy's [nb, rows, KP] layout; an operand not",
                 "    # copied is its own lo part (the kernel splits it or ignores the argument).",
                 "    al, bl = a, b",
+                f"    psplit = (2 if prep == 1 else 1) if {x3} else 0",
                 "    if prep != 2:",
-                f"        a, al, kp = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, {x3})",
+                "        a, al, kp, ra = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, psplit)",
                 "        d0, d1 = [d0[0], d1[0] * M * kp, d0[2]], [d1[0], M * kp, d1[2]]",
                 "    if prep != 3:",
-                f"        b, bl, kp = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, {x3})",
+                "        b, bl, kp, rb = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, psplit)",
                 "        b, bl = b.transpose(-1, -2), bl.transpose(-1, -2)",
                 "        d0, d1 = [d0[0], d0[1], d1[0] * N * kp], [d1[0], d1[1], N * kp]",
                 "    if prep == 1:",
@@ -300,22 +316,23 @@ class GemmTemplate(Template):
         for suffix, tag, changes in _TWINS:
             names[f"{kind}_{suffix}"] = ctx.name(f"{stem}_{tag}_kernel")
             sources.append(kernel_source(names[f"{kind}_{suffix}"], replace(opts, **changes), chain,
-                                         self.prep_config_list(ctx)))
+                                         self.prep_config_list(ctx, changes.get("f16", False))))
         return sources
 
     @staticmethod
     def _call(names: dict[str, str], kind: str, launch: tuple[str, str], launch_t: tuple[str, str],
               indent: str = "") -> list[str]:
         """Launch `names[kind]` on (a, b, rest) with `launch` = (grid, rest), or its three-dot twins:
-        on prepared operands (`prep` 1), splitting A in registers (`prep` 2, only B prepared, al =
-        a), or computing C^T with the operands exchanged (`prep` 3, only A prepared, bl = b, with
-        `launch_t`'s swapped grid and arguments). The twins also take the lo parts."""
+        on prepared fp16 operands (`prep` 1, with their ranges ra / rb), splitting A in registers
+        (`prep` 2, only B prepared, al = a), or computing C^T with the operands exchanged (`prep` 3,
+        only A prepared, bl = b, with `launch_t`'s swapped grid and arguments). The twins also take
+        the lo parts."""
         (grid, rest), (grid_t, rest_t) = launch, launch_t
         plain = f"{names[kind]}[{grid}](a, b, {rest})"
         if f"{kind}_prep" not in names:
             return [indent + plain]
         return [f"{indent}if prep == 1:",
-                f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, {rest})",
+                f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, *ra, *rb, {rest})",
                 f"{indent}elif prep == 2:",
                 f"{indent}    {names[kind + '_prepb']}[{grid}](a, b, al, bl, {rest})",
                 f"{indent}elif prep == 3:",
@@ -340,5 +357,5 @@ GEMV_CONFIGS = [  # BLOCK_N = next_power_of_2(small dim) comes from the launcher
     (dict(BLOCK_M=32, BLOCK_K=128, GROUP_M=1), 8, 2),
 ]
 
-__all__ = ["DEFAULT_CONFIGS", "PREP_CONFIGS", "GemmTemplate", "KernelOpts", "chain_ok", "gemm_ok",
-           "precision", "tile_config"]
+__all__ = ["DEFAULT_CONFIGS", "PREP16_CONFIGS", "PREP_CONFIGS", "GemmTemplate", "KernelOpts", "chain_ok",
+           "gemm_ok", "precision", "tile_config"]

@@ -20,11 +20,15 @@ GROUPED_PREP_CONFIGS = [tile_config(64, 64, 32, 4, 3, group=8)] + [
     for bm, bn, bk in ((128, 128, 32), (128, 256, 16))
 ]
 
+GROUPED_PREP16_CONFIGS = [tile_config(64, 64, 64, 4, 3, group=8)] + [
+    tile_config(128, 128, 64, 8, 3, group=g) for g in (4, 8, 16)]
+
 
 class GemmGroupedOrder(GemmTemplate):
     default = False
     configs = GROUPED_CONFIGS
     prep_configs = GROUPED_PREP_CONFIGS
+    prep16_configs = GROUPED_PREP16_CONFIGS
 
 
 TEMPLATE = GemmGroupedOrder()

@@ -1,7 +1,13 @@
 """The GEMM kernel autotuned over a wider space of tile shapes, K steps, warps and stages than the
 default (non-default: each configuration compiles, so the search costs start-up time)."""
 
-from kernelskill.authors.builtin.gemm_template import DEFAULT_CONFIGS, PREP_CONFIGS, GemmTemplate, tile_config
+from kernelskill.authors.builtin.gemm_template import (
+    DEFAULT_CONFIGS,
+    PREP16_CONFIGS,
+    PREP_CONFIGS,
+    GemmTemplate,
+    tile_config,
+)
 
 # Rationale: the default list plus deeper pipelines (5 stages), BK = 16 (fewer registers per
 # step), narrow tiles for one small dimension (N or M of 16-48) and 64-wide tiles for short
@@ -31,11 +37,20 @@ WIDE_PREP_CONFIGS = PREP_CONFIGS + [
     tile_config(128, 64, 32, 8, 4),
 ]
 
+# fp16 parts take half the bytes, (2 BM + 2 BN) * BK * 2 per stage: a 128x256x64 tile fits two
+# stages (192 KB). The experiment's other tiles (tests/gpu/gemm_fp16x3.py); none won a shape there.
+WIDE_PREP16_CONFIGS = PREP16_CONFIGS + [
+    tile_config(128, 256, 64, 8, 2),
+    tile_config(128, 128, 32, 4, 4),
+    tile_config(128, 128, 64, 4, 3),
+]
+
 
 class GemmTileShapes(GemmTemplate):
     default = False
     configs = WIDE_CONFIGS
     prep_configs = WIDE_PREP_CONFIGS
+    prep16_configs = WIDE_PREP16_CONFIGS
 
 
 TEMPLATE = GemmTileShapes()

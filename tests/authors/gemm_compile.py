@@ -31,7 +31,9 @@ def compile_one(fn, cfg) -> dict:
             sig[name] = "constexpr"
             consts.setdefault(name, 1)
         elif name.endswith("_ptr"):
-            sig[name], attrs[(i,)] = "*fp32", [["tt.divisibility", 16]]
+            # fp16 parts (gemm_prep.py) feed the 3xf16 kernel's operands
+            f16 = "3xf16" in fn.__name__ and name in ("a_ptr", "b_ptr", "al_ptr", "bl_ptr")
+            sig[name], attrs[(i,)] = "*fp16" if f16 else "*fp32", [["tt.divisibility", 16]]
         else:
             sig[name] = "i32"
             if name in DIV16:
@@ -57,6 +59,6 @@ if __name__ == "__main__":
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     rows = [compile_one(obj.fn, cfg) for name, obj in vars(module).items()
-            if isinstance(obj, triton.runtime.autotuner.Autotuner) and "3xtf32" in name
+            if isinstance(obj, triton.runtime.autotuner.Autotuner) and "_3x" in name
             for cfg in obj.configs]
     print(json.dumps(rows))

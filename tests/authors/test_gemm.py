@@ -171,7 +171,7 @@ def test_prepared_operands_any_shape_and_view(form: tuple[str, str, str], m: int
     a, b = (x.format(m=m, k=k, n=n, k2=2 * k) for x in (a, b))
     src = src_of(expr, a, b, v="1", k=k, n=n, tail=tail.replace("self.p", "1.5"))
     cand = gen(src)
-    assert "_gemm_3xtf32_kernel" in cand.source
+    assert "_gemm_3xf16_kernel" in cand.source
     result = evaluate(src, prepared(cand), trials=1)
     assert result.correct, result.reason
     assert result.custom_kernels >= 2  # the preparation pass and the three-dot GEMM
@@ -224,8 +224,9 @@ def test_three_dot_kernels_compile_to_wgmma_for_sm90(tmp_path: Path) -> None:
     """The interpreter runs what the GPU compiler may reject (a layout A cannot take in registers,
     a shared-memory overflow): compile every three-dot kernel (both operands prepared, one side
     prepared, and its transposed twin) for sm_90a with ptxas (shipped with Triton; no GPU needed).
-    Each must issue wgmma, and each keeps a spill-free tile: 128x64x32 at 4 warps, the split-A
-    layout's best on an H200 (problems/measurements/h200-2026-11-30-gemm/gemm_prepared_mode3.txt)."""
+    Each must issue wgmma, and each keeps its best tile on an H200 spill-free: 128x64x32 at 4 warps
+    for the split-A layouts (problems/measurements/h200-2026-11-30-gemm/gemm_prepared_mode3.txt),
+    128x128x64 at 8 warps on fp16 parts (gemm_fp16x3.txt)."""
     import triton
 
     if "nvidia" not in triton.backends.backends:
@@ -238,19 +239,20 @@ def test_three_dot_kernels_compile_to_wgmma_for_sm90(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(done.stdout.strip().splitlines()[-1])
     kernels = {r["kernel"].rsplit("_", 1)[0] for r in rows}
-    variants = ("", "_split_a", "_split_a_t")
-    assert kernels == {f"_gemm{s}_3xtf32{v}_kernel" for s in ("", "_splitk") for v in variants}, kernels
+    variants = ("3xf16", "3xtf32_split_a", "3xtf32_split_a_t")
+    assert kernels == {f"_gemm{s}_{v}_kernel" for s in ("", "_splitk") for v in variants}, kernels
     assert all(r["wgmma"] > 0 for r in rows), rows
     for k in kernels:
+        tile, warps = ([128, 128, 64], 8) if "3xf16" in k else ([128, 64, 32], 4)
         best = [r for r in rows
-                if r["kernel"].startswith(k + "_") and r["tile"] == [128, 64, 32] and r["warps"] == 4]
+                if r["kernel"].startswith(k + "_") and r["tile"] == tile and r["warps"] == warps]
         assert best and all(r["spill_bytes"] == 0 for r in best), (k, best)
 
 
 def test_default_gemm_splits_long_k_at_run_time_also_on_prepared_operands() -> None:
     src = src_of("torch.relu(a @ b + self.p)", "9, 2100", "2100, 12", n=12)
     cand = gen(src)
-    assert "gemm-split-k" not in used(cand) and "_gemm_splitk_3xtf32_kernel" in cand.source
+    assert "gemm-split-k" not in used(cand) and "_gemm_splitk_3xf16_kernel" in cand.source
     plain = evaluate(src, cand.source, trials=1)
     assert plain.correct and plain.custom_kernels == 2  # K chunks, then the reduction
     prep = evaluate(src, prepared(cand), trials=1)
@@ -258,7 +260,7 @@ def test_default_gemm_splits_long_k_at_run_time_also_on_prepared_operands() -> N
     assert prep.custom_kernels == 3  # preparation, K chunks on prepared operands, reduction
 
 
-@pytest.mark.parametrize(("m", "n", "kernel"), [(PREP_MIN, PREP_MIN + 3, "_gemm_3xtf32_kernel"),
+@pytest.mark.parametrize(("m", "n", "kernel"), [(PREP_MIN, PREP_MIN + 3, "_gemm_3xf16_kernel"),
                                                 (PREP_MIN - 1, PREP_MIN + 3, "_gemm_3xtf32_split_a_t_kernel"),
                                                 (PREP_MIN + 3, PREP_MIN - 1, "_gemm_3xtf32_split_a_kernel"),
                                                 (PREP_MIN - 1, PREP_MIN - 1, "_gemm_kernel")])
@@ -296,7 +298,7 @@ def test_prepared_operands_meet_the_fp32_rule_on_gpu(expr: str, a: str, b: str) 
 def test_tf32_policy_copies_only_operands_that_are_not_k_major(expr: str, b: str, kernels: int) -> None:
     src = src_of(expr, "20, 40", b)
     cand = gen(src, allow_tf32=True)
-    assert "_gemm_3xtf32_kernel" not in cand.source
+    assert "_gemm_3xf16_kernel" not in cand.source
     result = evaluate(src, prepared(cand), trials=1)
     assert result.correct, result.reason
     assert result.custom_kernels == kernels
@@ -433,3 +435,33 @@ def test_suite_problem(path: str) -> None:
         assert result.custom_kernels >= 1
     if re.search(r"torch\.(matmul|bmm)\(|nn\.Linear", src) and not cand.author_state.get("verbatim"):
         assert "gemm-epilogue-fusion" in used(cand)
+
+
+# ---- fp16 parts (both operands prepared): scaled by powers of two, any magnitude ------------------
+
+WIDE = '''
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.relu(a @ b) - 0.5 * (a @ b)
+def get_inputs():
+    a = torch.randn(70, 90) * torch.logspace({lo}, {hi}, 70)[torch.randperm(70)][:, None]
+    return [a, torch.randn(90, 50) * {sb}]
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize(("lo", "hi", "sb"), [(-6, 6, 1.0),  # rows over 12 decades: one scale for all
+                                              (30, 32, 1e-25), (-32, -30, 1e25),  # beyond fp16's range
+                                              (0, 0, 0.0)])  # an all-zero operand (scale 1)
+def test_fp16_parts_keep_fp32_accuracy_at_any_magnitude(lo: int, hi: int, sb: float) -> None:
+    # Each operand is scaled by one power of two into fp16's range before its hi / lo split, and the
+    # result by the inverse; a row 10^12 below the largest then keeps fewer bits, but its absolute
+    # error stays far below fp32 rounding of the larger rows (the float64 comparison judges it).
+    src = WIDE.format(lo=lo, hi=hi, sb=sb)
+    cand = prepared(gen(src))
+    assert "_gemm_3xf16_kernel" in cand and run_static_checks(cand) == []
+    result = evaluate(src, cand, trials=2)
+    assert result.correct, result.reason

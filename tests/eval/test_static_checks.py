@@ -329,6 +329,30 @@ BAD = {
     "precision_downgrade": [
         """
         @triton.jit
+        def _split(x):
+            # Looks like the compensated fp16 split, but lo is not x's residual.
+            hi = x.to(tl.float16)  # BAD
+            lo = (x - x).to(tl.float16)  # BAD
+            return hi, lo
+
+
+        @triton.jit
+        def _half(x):
+            hi = x.to(tl.float16)  # BAD
+            return hi, hi
+
+
+        @triton.jit
+        def cast_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(tl.float16))  # BAD
+
+
+        def alloc(x):
+            return torch.empty(x.shape, dtype=torch.float16, device=x.device)  # BAD
+        """,
+        """
+        @triton.jit
         def mm_kernel(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
             offs = tl.arange(0, BLOCK)
             acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
@@ -651,6 +675,42 @@ NEAR_MISSES = {
                 part = tl.dot(a, b, acc=part, input_precision="tf32")
                 acc += part
             tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
+        """,
+    "precision_downgrade: the error-compensated fp16 split and its triple": """
+        @triton.jit
+        def _split_f16(x):
+            hi = x.to(tl.float16)
+            lo = (x - hi.to(tl.float32)).to(tl.float16)
+            return hi, lo
+
+
+        @triton.jit
+        def prep_kernel(x_ptr, hi_ptr, lo_ptr, s, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            hi, lo = _split_f16(tl.load(x_ptr + offs) * s)
+            tl.store(hi_ptr + offs, hi)
+            tl.store(lo_ptr + offs, lo)
+
+
+        @triton.jit
+        def mm3_kernel(a_ptr, al_ptr, b_ptr, bl_ptr, c_ptr, K, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+            for k in range(0, K, BLOCK):
+                a = tl.load(a_ptr + offs[:, None] * K + k + offs[None, :])
+                al = tl.load(al_ptr + offs[:, None] * K + k + offs[None, :])
+                b = tl.load(b_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+                bl = tl.load(bl_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+                part = tl.dot(a, bl)
+                part = tl.dot(al, b, acc=part)
+                part = tl.dot(a, b, acc=part)
+                acc += part
+            tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
+
+
+        def parts(x):
+            hi = torch.empty(x.shape, device=x.device, dtype=torch.float16)
+            return hi, torch.empty_like(hi, dtype=torch.float16)
         """,
     "introspection: getattr with a literal name, or on self": """
         class ModelNew(nn.Module):
