@@ -121,9 +121,9 @@ class KernelOpts:
     (wgmma takes A from registers, so A needs no K-major copy; `al_ptr` is unused). With `swap`
     too, the launcher passes B^T as A and the prepared A^T as B: the small-M mirror."""
     f16: bool = False
-    """With `prep` (both sides): the parts are fp16 hi / lo of operands scaled by powers of two
-    (gemm_prep.py, extra `ra_*` / `rb_*` range pointers to undo the scale): fp16 tensor cores run
-    at twice TF32's rate."""
+    """With `prep` (both sides): the parts are fp16 hi / lo of operands scaled by powers of two per
+    row and K chunk (gemm_prep.py; extra `sa_ptr` / `sb_ptr` to the inverse scales, BLOCK_K = the
+    chunk): fp16 tensor cores run at twice TF32's rate."""
 
 
 class GemmChain:
@@ -205,7 +205,7 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
     """A GEMM kernel: grid = (splits * batches * tiles,), tiles in grouped order per batch."""
     chain = chain if chain is not None and not chain.empty and not opts.split else None
     params = ["a_ptr", "b_ptr", *(["al_ptr", "bl_ptr"] if opts.prep else []),
-              *(["ra_mn_ptr", "ra_mx_ptr", "rb_mn_ptr", "rb_mx_ptr"] if opts.f16 else []),
+              *(["sa_ptr", "sb_ptr"] if opts.f16 else []),
               "c_ptr", "bias_ptr", "M", "N", "K", "NB", "B1", "s_a0", "s_a1", "s_am",
               "s_ak", "s_b0", "s_b1", "s_bk", "s_bn", "s_bias", "K_CHUNK"]
     if chain is not None:
@@ -271,6 +271,11 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
               f"    part = tl.dot(a, bl{prec})",
               f"    part = tl.dot(al, b, acc=part{prec})",
               f"    part = tl.dot(a, b, acc=part{prec})",
+              *(["    # Undo this K chunk's row scales of A and column scales of B (exact powers of two);",
+                 "    # rows are K-contiguous with a length divisible by the chunk (= BLOCK_K).",
+                 "    fa = tl.load(sa_ptr + (a_boff + ram * s_am + k) // BLOCK_K)",
+                 "    fb = tl.load(sb_ptr + (b_boff + rbn * s_bn + k) // BLOCK_K)",
+                 "    part = part * (fa[:, None] * fb[None, :])"] if opts.f16 else []),
               "    acc += part",
               *([] if opts.split_a else ["    al_ptrs += BLOCK_K * s_ak"]),
               "    bl_ptrs += BLOCK_K * s_bk"]
@@ -280,8 +285,6 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
         b.append("    acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)")
     b += ["    a_ptrs += BLOCK_K * s_ak",
           "    b_ptrs += BLOCK_K * s_bk"]
-    if opts.f16:  # undo the operands' power-of-two scales (exact)
-        b.append("acc = _gemm_unscale(acc, ra_mn_ptr, ra_mx_ptr, rb_mn_ptr, rb_mx_ptr)")
     if opts.has_bias and not opts.split:
         b.append("acc += tl.load(bias_ptr + ram * s_bias)[:, None]" if opts.swap else
                  "acc += tl.load(bias_ptr + rbn * s_bias)[None, :]")

@@ -6,15 +6,16 @@ multiple of 32, and under strict fp32 splits it into `hi` and `lo` parts on the 
 hi*lo + lo*hi + hi*hi, into a fresh accumulator added to the fp32 running sum: fp32-class
 accuracy (EVALUATION.md's error-compensated rule).
 
-With both operands prepared the parts are fp16: x is first scaled by a power of two 2^(14 - e)
-(2^e <= max|x| < 2^(e + 1), from one torch.aminmax pass) so that hi = fp16(x s) and
-lo = fp16(x s - hi) carry 11 + 11 significant bits, as TF32 parts do, and every product hi*hi,
-hi*lo is exact in the fp32 accumulator; the kernel multiplies the result by the inverse scales
-(exact). fp16 tensor cores run at twice TF32's rate and the parts take half the bytes. Elements
-more than ~2^24 below the operand's largest lose bits in fp16's subnormals: an absolute error of
-at most ~2^-38 max|x| each, far below fp32 rounding of the dot products they enter. Measured on an
-H200 against TF32 parts (tests/gpu/gemm_fp16x3.py, both operands prepared, best of the tile
-lists; error = max |C - C64| / (|C64| + 1), randn inputs; gemm_fp16x3.txt):
+With both operands prepared the parts are fp16: each row's 64-wide K chunk is first scaled by a
+power of two 2^(14 - e) (2^e <= the chunk's max |x| < 2^(e + 1), found in the same pass) so that
+hi = fp16(x s) and lo = fp16(x s - hi) carry 11 + 11 significant bits, as TF32 parts do, and every
+product hi*hi, hi*lo is exact in the fp32 accumulator; per K step the kernel multiplies its
+products by the chunk's inverse row and column scales (exact powers of two). fp16 tensor cores run
+at twice TF32's rate and the parts take half the bytes. Elements more than ~2^24 below their
+chunk's largest lose bits in fp16's subnormals: an absolute error of at most ~2^-38 of that largest
+each, far below fp32 rounding of the dot products they enter. Measured on an H200 against TF32
+parts (tests/gpu/gemm_fp16x3.py, one scale per operand there; both operands prepared, best of the
+tile lists; error = max |C - C64| / (|C64| + 1), randn inputs; gemm_fp16x3.txt):
 
 | shape M x N x K    | cuBLAS fp32     | TF32 parts      | fp16 parts      |
 |--------------------|----------------:|----------------:|----------------:|
@@ -23,8 +24,9 @@ lists; error = max |C - C64| / (|C64| + 1), randn inputs; gemm_fp16x3.txt):
 | 2048 x 2816 x 6144 | 1.45 ms, 3.2e-4 | 0.83 ms, 7.1e-5 | 0.61 ms, 5.8e-5 |
 | 8000 x 1536 x 2304 | 1.17 ms, 1.7e-4 | 0.64 ms, 3.1e-5 | 0.50 ms, 2.6e-5 |
 
-On rows spread over six decades (one scale for the whole operand) its error stayed below cuBLAS's
-on five of six shapes and was 1.24x cuBLAS's on the sixth (640 x 896 x 50000). The one-side
+On rows spread over six decades, with one scale for the whole operand, its error stayed below
+cuBLAS's on five of six shapes and was 1.24x cuBLAS's on the sixth (640 x 896 x 50000); the product
+scales each row's chunk on its own, which leaves no row far below its scale. The one-side
 paths below keep TF32 parts: at 409600 x 48 x 1280, splitting A into fp16 in registers ran 2.18 ms
 against 0.76 ms for the TF32 split (gemm_prepared_mode3.txt).
 
@@ -54,8 +56,8 @@ registers. Below `PREP_MIN` on both sides it keeps the in-kernel tf32x3 kernel.
 
 Limits: an infinite operand element makes its lo part NaN (inf - inf), so an output the reference
 gives as +-inf comes out NaN; finite values above ~3.4e38 round their TF32 hi part up to inf, and
-with fp16 parts an operand whose largest magnitude is above 2^111 (~2.6e33) overflows fp16 even
-after scaling. Triton's
+with fp16 parts a chunk whose largest magnitude is 2^111 (~2.6e33) or more overflows fp16 even
+after scaling (the scale exponent is clamped to keep scales normal fp32 numbers). Triton's
 in-kernel tf32x3 zeroes NaNs of the small products instead, at a cost per K step; neither case
 occurs on finite inputs of ordinary range, which is all the suite and the evaluator feed.
 """
@@ -68,6 +70,10 @@ max(M, N) from which it prepares the small side's operand alone."""
 
 PREP_ALIGN = 32
 """K is padded to a multiple of this (>= every BLOCK_K): aligned rows, no partial K step."""
+
+SCALE_K = 64
+"""fp16 parts: K-chunk of one power-of-two scale per row (= the prep tile's width and the BLOCK_K of
+every fp16 configuration; K is padded to a multiple of it)."""
 
 GEMM_PREP = f'''
 _GEMM_PREP_MIN = {PREP_MIN}
@@ -90,32 +96,16 @@ def _gemm_split_f16(x):
 
 
 @triton.jit
-def _gemm_pow2_exp(mn_ptr, mx_ptr):
-    # e with 2^e <= max|x| < 2^(e + 1) from x's (min, max), clamped to [-110, 110] so that 2^(14 - e)
-    # and its inverse are normal fp32 numbers; 14 (scale 1) for an all-zero, subnormal or
-    # non-finite operand.
-    amax = tl.maximum(-tl.load(mn_ptr), tl.load(mx_ptr))
+def _gemm_pow2_exp(amax):
+    # e with 2^e <= amax < 2^(e + 1), clamped to [-110, 110] so that 2^(14 - e) and 2^(e - 14) are
+    # normal fp32 numbers; 14 (scale 1) where amax is 0, subnormal or not finite. A product of two
+    # inverses is exact unless it leaves fp32's range, and then so do the products it scales.
     e = ((amax.to(tl.int32, bitcast=True) >> 23) & 255) - 127
     return tl.where((e > -127) & (e < 128), tl.minimum(tl.maximum(e, -110), 110), 14)
 
 
 @triton.jit
-def _gemm_pow2_scale(mn_ptr, mx_ptr):
-    # 2^(14 - e): the scaled operand's magnitudes stay below 2^15 (fp16 overflows at 65504).
-    return ((141 - _gemm_pow2_exp(mn_ptr, mx_ptr)) << 23).to(tl.float32, bitcast=True)
-
-
-@triton.jit
-def _gemm_unscale(acc, ra_mn_ptr, ra_mx_ptr, rb_mn_ptr, rb_mx_ptr):
-    # acc / (sa * sb) as two exact power-of-two factors 2^(e - 14), the smaller first: the product
-    # overflows only where the result does.
-    fa = ((113 + _gemm_pow2_exp(ra_mn_ptr, ra_mx_ptr)) << 23).to(tl.float32, bitcast=True)
-    fb = ((113 + _gemm_pow2_exp(rb_mn_ptr, rb_mx_ptr)) << 23).to(tl.float32, bitcast=True)
-    return acc * tl.minimum(fa, fb) * tl.maximum(fa, fb)
-
-
-@triton.jit
-def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, mn_ptr, mx_ptr, R, C, CP, B1, RT, s0, s1, sr, sc,
+def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, R, C, CP, B1, RT, s0, s1, sr, sc,
                       SPLIT: tl.constexpr, BR: tl.constexpr, BC: tl.constexpr):
     pid = tl.program_id(0)
     bid = pid // RT
@@ -126,10 +116,16 @@ def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, mn_ptr, mx_ptr, R, C, CP, B1, RT, s
                 mask=(r[:, None] < R) & (c[None, :] < C), other=0.0)
     o = (bid.to(tl.int64) * R + r[:, None]) * CP + c[None, :]
     m = (r[:, None] < R) & (c[None, :] < CP)
-    if SPLIT == 2:  # fp16 hi / lo of x scaled by a power of two (lo_ptr, hi_ptr are fp16)
-        hi, lo = _gemm_split_f16(x * _gemm_pow2_scale(mn_ptr, mx_ptr))
+    if SPLIT == 2:
+        # fp16 hi / lo of each row's BC-wide chunk scaled by 2^(14 - e), 2^e <= its max |x|: the
+        # scaled magnitudes stay below 2^15 (fp16 overflows at 65504). The inverse 2^(e - 14) goes
+        # to s_ptr ([.., R, CP / BC]) for the GEMM to undo it.
+        e = _gemm_pow2_exp(tl.max(tl.abs(x), axis=1))
+        hi, lo = _gemm_split_f16(x * ((141 - e) << 23).to(tl.float32, bitcast=True)[:, None])
         tl.store(hi_ptr + o, hi, mask=m)
         tl.store(lo_ptr + o, lo, mask=m)
+        so = (bid.to(tl.int64) * R + r) * (CP // BC) + tl.program_id(1)
+        tl.store(s_ptr + so, ((113 + e) << 23).to(tl.float32, bitcast=True), mask=r < R)
     elif SPLIT == 1:
         hi = _gemm_round_tf32(x)
         tl.store(hi_ptr + o, hi, mask=m)
@@ -140,21 +136,22 @@ def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, mn_ptr, mx_ptr, R, C, CP, B1, RT, s
 
 def _gemm_prep(x, nb, b1, s0, s1, k_last, split):
     """One GEMM operand ([.., R, K] if k_last else [.., K, R]; nb = batches, b1 = inner batch size,
-    s0 / s1 = batch strides) -> (hi, lo, KP, range): contiguous [nb, R, KP] with K last, zero-padded
+    s0 / s1 = batch strides) -> (hi, lo, KP, scales): contiguous [nb, R, KP] with K last, zero-padded
     to KP. split 0: a plain copy in hi and lo = hi; 1: TF32 hi and lo parts; 2: fp16 hi and lo parts
-    of x scaled by _gemm_pow2_scale of `range`, x's (min, max), which the kernel reads again to undo
-    the scale (None for 0 and 1)."""
+    of x scaled per row and {SCALE_K}-wide K chunk, with the inverse scales [nb, R, KP / {SCALE_K}]
+    (None for 0 and 1)."""
     if k_last:
         R, K, sr, sc = x.shape[-2], x.shape[-1], x.stride(-2), x.stride(-1)
     else:
         R, K, sr, sc = x.shape[-1], x.shape[-2], x.stride(-1), x.stride(-2)
-    kp = triton.cdiv(K, {PREP_ALIGN}) * {PREP_ALIGN}
-    rng = torch.aminmax(x) if split == 2 else None
+    align = {SCALE_K} if split == 2 else {PREP_ALIGN}
+    kp = triton.cdiv(K, align) * align
     hi = torch.empty((nb, R, kp), device=x.device, dtype=torch.float16 if split == 2 else torch.float32)
     lo = torch.empty_like(hi) if split else hi
+    sc_ = torch.empty((nb, R, kp // {SCALE_K}), device=x.device) if split == 2 else None
     rt = triton.cdiv(R, 64)
-    mn, mx = rng if rng is not None else (x, x)
-    _gemm_prep_kernel[(nb * rt, triton.cdiv(kp, 64))](x, hi, lo, mn, mx, R, K, kp, b1, rt, s0, s1, sr,
-                                                      sc, SPLIT=split, BR=64, BC=64, num_warps=4)
-    return hi, lo, kp, rng
+    _gemm_prep_kernel[(nb * rt, triton.cdiv(kp, {SCALE_K}))](x, hi, lo, hi if sc_ is None else sc_, R, K, kp,
+                                                           b1, rt, s0, s1, sr, sc, SPLIT=split, BR=64,
+                                                           BC={SCALE_K}, num_warps=4)
+    return hi, lo, kp, sc_
 '''

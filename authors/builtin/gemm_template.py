@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .gemm_kernels import GEMM_RUNTIME, GemmChain, KernelOpts, kernel_source, reduce_source
-from .gemm_prep import GEMM_PREP
+from .gemm_prep import GEMM_PREP, SCALE_K
 from .ir import Op, Region, Value
 from .pointwise import external_inputs
 from .runtime_src import COLLAPSE
@@ -313,6 +313,8 @@ class GemmTemplate(Template):
         kind_prepb and kind_prept: both operands prepared, only B (A split in registers), only A
         (C^T = B^T A^T with B^T split in registers)."""
         sources = []
+        if any(cfg["BLOCK_K"] != SCALE_K for cfg, _, _ in self.prep_config_list(ctx, True)):
+            raise ValueError(f"fp16-part GEMM configurations need BLOCK_K = {SCALE_K} (the scale chunk)")
         for suffix, tag, changes in _TWINS:
             names[f"{kind}_{suffix}"] = ctx.name(f"{stem}_{tag}_kernel")
             sources.append(kernel_source(names[f"{kind}_{suffix}"], replace(opts, **changes), chain,
@@ -323,7 +325,7 @@ class GemmTemplate(Template):
     def _call(names: dict[str, str], kind: str, launch: tuple[str, str], launch_t: tuple[str, str],
               indent: str = "") -> list[str]:
         """Launch `names[kind]` on (a, b, rest) with `launch` = (grid, rest), or its three-dot twins:
-        on prepared fp16 operands (`prep` 1, with their ranges ra / rb), splitting A in registers
+        on prepared fp16 operands (`prep` 1, with their scales ra / rb), splitting A in registers
         (`prep` 2, only B prepared, al = a), or computing C^T with the operands exchanged (`prep` 3,
         only A prepared, bl = b, with `launch_t`'s swapped grid and arguments). The twins also take
         the lo parts."""
@@ -332,7 +334,7 @@ class GemmTemplate(Template):
         if f"{kind}_prep" not in names:
             return [indent + plain]
         return [f"{indent}if prep == 1:",
-                f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, *ra, *rb, {rest})",
+                f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, ra, rb, {rest})",
                 f"{indent}elif prep == 2:",
                 f"{indent}    {names[kind + '_prepb']}[{grid}](a, b, al, bl, {rest})",
                 f"{indent}elif prep == 3:",
