@@ -263,7 +263,7 @@ class GemmTemplate(Template):
                 "    # The batch strides follow each copy's [nb, rows, KP] layout; an operand not",
                 "    # copied is its own lo part (the kernel splits it or ignores the argument).",
                 "    al, bl = a, b",
-                f"    psplit = (2 if prep == 1 else 1) if {x3} else 0",
+                "    psplit = 2 if prep == 1 else 1" if x3 else "    psplit = 0",
                 "    if prep != 2:",
                 "        a, al, kp, ra = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, psplit)",
                 "        d0, d1 = [d0[0], d1[0] * M * kp, d0[2]], [d1[0], M * kp, d1[2]]",
