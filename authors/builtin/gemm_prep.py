@@ -148,10 +148,10 @@ def _gemm_prep(x, nb, b1, s0, s1, k_last, split):
     kp = triton.cdiv(K, align) * align
     hi = torch.empty((nb, R, kp), device=x.device, dtype=torch.float16 if split == 2 else torch.float32)
     lo = torch.empty_like(hi) if split else hi
-    sc_ = torch.empty((nb, R, kp // {SCALE_K}), device=x.device) if split == 2 else None
+    scales = torch.empty((nb, R, kp // {SCALE_K}), device=x.device) if split == 2 else None
     rt = triton.cdiv(R, 64)
-    _gemm_prep_kernel[(nb * rt, triton.cdiv(kp, {SCALE_K}))](x, hi, lo, hi if sc_ is None else sc_, R, K, kp,
-                                                           b1, rt, s0, s1, sr, sc, SPLIT=split, BR=64,
-                                                           BC={SCALE_K}, num_warps=4)
-    return hi, lo, kp, sc_
+    grid = (nb * rt, triton.cdiv(kp, {SCALE_K}))
+    _gemm_prep_kernel[grid](x, hi, lo, hi if scales is None else scales, R, K, kp, b1, rt, s0, s1, sr, sc,
+                            SPLIT=split, BR=64, BC={SCALE_K}, num_warps=4)
+    return hi, lo, kp, scales
 '''
