@@ -271,7 +271,7 @@ def shape_expr(names: list[str]) -> str:
     operands (a pointwise chain's output has the broadcast shape of its inputs)."""
     if len(names) == 1:
         return f"{names[0]}.shape"
-    return "torch.broadcast_shapes(" + ", ".join(f"{a}.shape" for a in names) + ")"
+    return "_bshape(" + ", ".join(f"{a}.shape" for a in names) + ")"
 
 
 # Launcher lines: the window geometry of a conv layer (weight w, attributes stride / padding /

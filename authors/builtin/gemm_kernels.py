@@ -47,7 +47,7 @@ def _gemm_plan(a, b, linear, fold=True):
         out_shape = gshape = (*a.shape[:-1], b.shape[0])
         a, b = a.reshape(-1, a.shape[-1]), b.t()
     else:
-        lead = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]) if a.dim() > 1 and b.dim() > 1 else \\
+        lead = _bshape(a.shape[:-2], b.shape[:-2]) if a.dim() > 1 and b.dim() > 1 else \\
             (a.shape[:-2] if b.dim() == 1 else b.shape[:-2])
         out_shape = (*lead, *a.shape[-2:-1], *(b.shape[-1:] if b.dim() > 1 else ()))
         gshape = (*lead, a.shape[-2] if a.dim() > 1 else 1, b.shape[-1] if b.dim() > 1 else 1)
@@ -58,7 +58,7 @@ def _gemm_plan(a, b, linear, fold=True):
             # does); reshape is a view for the usual layouts and one copy of A otherwise.
             a = a.reshape(-1, a.shape[-1])
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
-    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = _bshape(a.shape[:-2], b.shape[:-2])
     a, b = a.expand(*batch, M, K), b.expand(*batch, K, N)
     dims = _gemm_batch(batch, a.stride()[:-2], b.stride()[:-2])
     if dims is None:

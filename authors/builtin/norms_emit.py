@@ -250,7 +250,7 @@ def _head(spec: NormSpec, ch: Chains, lname: str, extra: list[str], out_dtype: t
     lines = [f"def {lname}({', '.join([*first, *extra, *epi])}):"]
     body = []
     if ch.pro:
-        body += [f"shape = torch.broadcast_shapes({', '.join(p + '.shape' for p in pro)})",
+        body += [f"shape = _bshape({', '.join(p + '.shape' for p in pro)})",
                  f"dev = {pro[0]}.device"]
     else:
         body += ["shape = x.shape", "dev = x.device"]

@@ -59,7 +59,7 @@ class FusedElementwise(Template):
                   + "\n".join("    " + ln for ln in body))
         py_in = ", ".join(f"a{i}" for i in range(n_in))
         launcher = [f"def {lname}({py_in}):",
-                    f"    shape = torch.broadcast_shapes({', '.join(f'a{i}.shape' for i in range(n_in))})",
+                    f"    shape = _bshape({', '.join(f'a{i}.shape' for i in range(n_in))})",
                     "    dev = a0.device"]
         for j, v in enumerate(outs):
             launcher.append(f"    out{j} = torch.empty(shape, device=dev, dtype={v.meta.dtype})")

@@ -288,7 +288,7 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
     prep = spec.prep or args
     L = [f"def {lname}({', '.join(args + eargs)}):",
          f"    ops = [{', '.join(prep)}]",
-         "    shape = list(torch.broadcast_shapes(*[t.shape for t in ops]))"]
+         "    shape = list(_bshape(*[t.shape for t in ops]))"]
     L += _ind(out_shape_lines(spec.dims, spec.keepdim, bool(spec.scalar)))
     L += ["    dev = ops[0].device"]
     L += [f"    out{r} = torch.empty(out_shape, device=dev, dtype={spec.out_dtypes[r]})"

@@ -116,7 +116,7 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
     out_dt = str((region.epilogue[-1].out if region.epilogue else a.out).meta.dtype)
     L = [f"def {lname}({', '.join(args + eargs)}):",
          f"    ops = [{', '.join(args)}]",
-         "    shape = list(torch.broadcast_shapes(*[t.shape for t in ops]))",
+         "    shape = list(_bshape(*[t.shape for t in ops]))",
          f"    out0 = torch.empty(shape, device=ops[0].device, dtype={out_dt})",
          "    if out0.numel() == 0:",
          "        return out0",

@@ -312,7 +312,7 @@ def emit_scan(region: Region, ctx: EmitContext, op: str, dim: int, in_rev: bool 
         ]
     else:
         lines += [
-            f"    shape = torch.broadcast_shapes({', '.join(f'{a}.shape' for a in pro_ext)})",
+            f"    shape = _bshape({', '.join(f'{a}.shape' for a in pro_ext)})",
             f"    y = torch.empty(shape, device=p0.device, dtype={dtype})",
             "    x = y  # the input is computed from the prologue's operands; x is never read",
             f"    gx = gy = _scan_geometry(y, {dim})",

@@ -1,0 +1,35 @@
+"""`_bshape` (runtime_src.COLLAPSE), the launchers' stand-in for torch.broadcast_shapes: the same
+result or the same refusal on any shapes."""
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kernelskill.authors.builtin.runtime_src import COLLAPSE
+
+NS: dict = {"torch": torch, "triton": triton, "tl": tl}
+exec(compile(COLLAPSE, "<COLLAPSE>", "exec"), NS)  # noqa: S102  (our own generated-code runtime)
+bshape = NS["_bshape"]
+
+dims = st.sampled_from([0, 1, 1, 2, 3, 5])
+shapes = st.lists(st.lists(dims, max_size=5).map(tuple), min_size=1, max_size=4)
+
+
+@settings(deadline=None, max_examples=300)
+@given(shapes)
+def test_same_result_or_refusal_as_torch(ss: list[tuple[int, ...]]) -> None:
+    try:
+        want = torch.broadcast_shapes(*ss)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            bshape(*ss)
+        return
+    got = bshape(*ss)
+    assert got == want and isinstance(got, torch.Size)
+
+
+def test_torch_sizes_and_empty_shapes() -> None:
+    assert bshape(torch.Size([8, 1, 4]), torch.Size([3, 1])) == torch.Size([8, 3, 4])
+    assert bshape((), ()) == torch.Size([])
