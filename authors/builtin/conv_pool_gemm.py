@@ -269,7 +269,7 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
                      "for a, i in enumerate((D, H, W)))",
                      # (taps, C_out, C_in per group): a weight tile's K run (input channels) is contiguous
                      "    wt = w.reshape(groups, cig, cog, kt).permute(3, 0, 2, 1).contiguous()",
-                     "    M = n_ * triton.cdiv(OD, S3[0]) * triton.cdiv(OH, S3[1]) * triton.cdiv(OW, S3[2])",
+                     "    M = n_ * _cdiv(OD, S3[0]) * _cdiv(OH, S3[1]) * _cdiv(OW, S3[2])",
                      "    grid_g = groups * S3[0] * S3[1] * S3[2]"]
     else:
         launcher += ["    c_out, cig = w.shape[0], w.shape[1]",
@@ -293,8 +293,8 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
         launcher += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
         split = "e_split"
     launcher += [f"    i64 = _cp_big({', '.join(['out', 'x', *epi_names])})",
-                 "    grid = lambda meta: (triton.cdiv(M, meta['BLOCK_M']) * "
-                 "triton.cdiv(cog, meta['BLOCK_N']), grid_g)",
+                 "    grid = lambda meta: (_cdiv(M, meta['BLOCK_M']) * "
+                 "_cdiv(cog, meta['BLOCK_N']), grid_g)",
                  f"    {kname}[grid](out, x, wt, wtl, wt if b is None else b, {'*e_args, ' if epi else ''}"
                  "M, n_, c_in, c_out, cig, cigp, cog, D, H, W, OD, OH, OW, *sx[:5], "
                  "KD=K3[0], KH=K3[1], KW=K3[2], SD=S3[0], SH=S3[1], SW=S3[2], PD=P3[0], PH=P3[1], PW=P3[2], "

@@ -145,12 +145,12 @@ def _gemm_prep(x, nb, b1, s0, s1, k_last, split):
     else:
         R, K, sr, sc = x.shape[-1], x.shape[-2], x.stride(-1), x.stride(-2)
     align = {SCALE_K} if split == 2 else {PREP_ALIGN}
-    kp = triton.cdiv(K, align) * align
+    kp = _cdiv(K, align) * align
     hi = torch.empty((nb, R, kp), device=x.device, dtype=torch.float16 if split == 2 else torch.float32)
     lo = torch.empty_like(hi) if split else hi
     scales = torch.empty((nb, R, kp // {SCALE_K}), device=x.device) if split == 2 else None
-    rt = triton.cdiv(R, 64)
-    grid = (nb * rt, triton.cdiv(kp, {SCALE_K}))
+    rt = _cdiv(R, 64)
+    grid = (nb * rt, _cdiv(kp, {SCALE_K}))
     _gemm_prep_kernel[grid](x, hi, lo, hi if scales is None else scales, R, K, kp, b1, rt, s0, s1, sr, sc,
                             SPLIT=split, BR=64, BC={SCALE_K}, num_warps=4)
     return hi, lo, kp, scales

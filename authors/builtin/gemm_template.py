@@ -226,19 +226,19 @@ class GemmTemplate(Template):
         bias_args = ("bias", "bias.stride(0)") if bias else ("c", "0")
         common = ("M, N, K, nb, d1[0], d0[1], d1[1], a.stride(-2), a.stride(-1), d0[2], d1[2], "
                   "b.stride(-2), b.stride(-1)")
-        grid = "lambda meta: (nb * triton.cdiv(M, meta['BLOCK_M']) * triton.cdiv(N, meta['BLOCK_N']),)"
+        grid = "lambda meta: (nb * _cdiv(M, meta['BLOCK_M']) * _cdiv(N, meta['BLOCK_N']),)"
         # C^T = B^T A^T: a kernel launched with the operands exchanged (KernelOpts.swap).
         swapped = ("N, M, K, nb, d1[0], d0[2], d1[2], b.stride(-1), b.stride(-2), d0[1], d1[1], "
                    "a.stride(-1), a.stride(-2)")
-        grid_t = "lambda meta: (nb * triton.cdiv(N, meta['BLOCK_M']) * triton.cdiv(M, meta['BLOCK_N']),)"
+        grid_t = "lambda meta: (nb * _cdiv(N, meta['BLOCK_M']) * _cdiv(M, meta['BLOCK_N']),)"
         if self.small_dim:
             body += [
                 f"if min(M, N) <= {SMALL_DIM}:",
                 "    # Matrix-vector shape: CUDA-core kernel over the large operand, the small",
                 "    # dimension in one BLOCK_N (for small M it computes C^T = B^T A^T).",
-                "    small = triton.next_power_of_2(min(M, N))",
+                "    small = _npow2(min(M, N))",
                 "    rows = M if N < M else N",
-                "    grid = lambda meta: (nb * triton.cdiv(rows, meta['BLOCK_M']),)",
+                "    grid = lambda meta: (nb * _cdiv(rows, meta['BLOCK_M']),)",
                 "    if N < M:",
                 f"        {names['rows']}[grid](a, b, c, {bias_args[0]}, {common}, {bias_args[1]}, K{cargs}, "
                 "I64=i64, BLOCK_N=small)",
@@ -281,21 +281,21 @@ class GemmTemplate(Template):
                 "sms = 132",
                 "if c.is_cuda:",
                 "    sms = torch.cuda.get_device_properties(c.device).multi_processor_count",
-                "split = min(2 * sms // (nb * triton.cdiv(M, 128) * triton.cdiv(N, 128)), K // 1024, 32)",
+                "split = min(2 * sms // (nb * _cdiv(M, 128) * _cdiv(N, 128)), K // 1024, 32)",
                 "if split >= 2:",
-                "    chunk = triton.cdiv(triton.cdiv(K, split), 128) * 128",
-                "    split = triton.cdiv(K, chunk)",
+                "    chunk = _cdiv(_cdiv(K, split), 128) * 128",
+                "    split = _cdiv(K, chunk)",
                 "if split >= 2:",
                 "    total = c.numel()",
                 "    ws = torch.empty((split, total), device=c.device, dtype=torch.float32)",
                 "    big = i64 or _gemm_big(ws)",
-                "    sgrid = lambda meta: (split * nb * triton.cdiv(M, meta['BLOCK_M']) * "
-                "triton.cdiv(N, meta['BLOCK_N']),)",
-                "    sgrid_t = lambda meta: (split * nb * triton.cdiv(N, meta['BLOCK_M']) * "
-                "triton.cdiv(M, meta['BLOCK_N']),)",
+                "    sgrid = lambda meta: (split * nb * _cdiv(M, meta['BLOCK_M']) * "
+                "_cdiv(N, meta['BLOCK_N']),)",
+                "    sgrid_t = lambda meta: (split * nb * _cdiv(N, meta['BLOCK_M']) * "
+                "_cdiv(M, meta['BLOCK_N']),)",
                 *self._call(names, "part", ("sgrid", f"ws, ws, {common}, 0, chunk, I64=big"),
                             ("sgrid_t", f"ws, ws, {swapped}, 0, chunk, I64=big"), indent="    "),
-                "    rgrid = lambda meta: (triton.cdiv(total, meta['BLOCK']),)",
+                "    rgrid = lambda meta: (_cdiv(total, meta['BLOCK']),)",
                 f"    {names['reduce']}[rgrid](ws, c, {bias_args[0]}, total, N, split, {bias_args[1]}"
                 f"{cargs}, I64=big)",
                 "    return c"]

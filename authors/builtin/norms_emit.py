@@ -321,18 +321,18 @@ def _rows_launcher(spec: NormSpec, ch: Chains, lname: str, k: dict[str, str], dt
         "O, R, I, (so, sr, si), (yo, yr, yi) = lay",
         "if I == 1 and (sr == 1 or R == 1):",
         f"    if R <= {ROW_MAX}:",
-        "        grid = lambda meta: (triton.cdiv(O, meta['ROWS']),)",
+        "        grid = lambda meta: (_cdiv(O, meta['ROWS']),)",
         f"        {k['row']}[grid](x, y, wt, bt, O, R, so, {eps}, 1, 1, 1, "
-        + _call_tail(f"MODE={m}, AFF=2, {aff}, BLOCK=_nrm_np2(R)") + ")",
+        + _call_tail(f"MODE={m}, AFF=2, {aff}, BLOCK=_npow2(R)") + ")",
         "    else:",
         f"        {stats}, 1, O, R, 0, so, 1, {m}, {eps}, i64)",
         "        br, bl = _nrm_apply_plan(O, R)",
-        f"        {apply}[(triton.cdiv(O, br) * triton.cdiv(R, bl),)](x, y, stats, wt, bt, stats, stats, "
+        f"        {apply}[(_cdiv(O, br) * _cdiv(R, bl),)](x, y, stats, wt, bt, stats, stats, "
         f"O, R, so, O, 1, 1, {eps}, "
         + _call_tail(f"SIDX=0, AFF=2, {aff}, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl") + ")",
         "else:",
         "    one, br, bi = _nrm_col_plan(R, I)",
-        f"    {k['col']}[(O * triton.cdiv(I, bi),)](x, y, wt, bt, O, R, I, so, sr, si, yo, yr, yi, {eps}, "
+        f"    {k['col']}[(O * _cdiv(I, bi),)](x, y, wt, bt, O, R, I, so, sr, si, yo, yr, yi, {eps}, "
         + _call_tail(f"MODE={m}, {aff}, ONE_PASS=one, BLOCK_R=br, BLOCK_I=bi") + ")",
         "return y"]
     return lines + ["    " + ln for ln in body]
@@ -352,7 +352,7 @@ def _grouped_launcher(spec: NormSpec, ch: Chains, lname: str, k: dict[str, str],
     if not ch.pro:
         # Conv outputs are contiguous already; anything else pays one copy for coalesced passes.
         body = ["x = x.contiguous()", *body]
-    apply_grid = "[(triton.cdiv(N * C, br) * triton.cdiv(HW, bl),)]"
+    apply_grid = "[(_cdiv(N * C, br) * _cdiv(HW, bl),)]"
     if spec.kind == "batch_norm":
         body += ["br, bl = _nrm_apply_plan(N * C, HW)"]
         if spec.training:
@@ -369,9 +369,9 @@ def _grouped_launcher(spec: NormSpec, ch: Chains, lname: str, k: dict[str, str],
              "cpg = C // G",
              "rows, R = N * G, cpg * HW",
              f"if R <= {ROW_MAX}:",
-             "    grid = lambda meta: (triton.cdiv(rows, meta['ROWS']),)",
+             "    grid = lambda meta: (_cdiv(rows, meta['ROWS']),)",
              f"    {k['row']}[grid](x, y, wt, bt, rows, R, R, {eps}, G, cpg, HW, "
-             + _call_tail(f"MODE=0, AFF=1, {aff}, BLOCK=_nrm_np2(R)") + ")",
+             + _call_tail(f"MODE=0, AFF=1, {aff}, BLOCK=_npow2(R)") + ")",
              "else:",
              f"    {stats}, 1, rows, R, 0, R, 1, 0, {eps}, i64)",
              "    br, bl = _nrm_apply_plan(N * C, HW)",

@@ -21,10 +21,6 @@ no dead index math is emitted.
 LAYER, RMS, L2, L1 = 0, 1, 2, 3
 
 RUNTIME = '''
-def _nrm_np2(n):
-    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
-
-
 def _nrm_cstrides(shape):
     out, acc = [], 1
     for s in reversed(shape):
@@ -106,9 +102,9 @@ def _nrm_prune(configs, named_args, **kw):
 # the combine. Short contiguous runs (B small) put channels side by side so each row of the tile
 # stays a contiguous segment (BatchNorm1d: [64 rows x 64 channels]).
 def _nrm_stats_plan(A, C, B, tile=4096, programs=1056, min_work=16384):
-    bb = min(_nrm_np2(B), tile)
-    bc = min(_nrm_np2(C), max(1, tile // bb), 64)
-    ba = min(_nrm_np2(A), max(1, tile // (bb * bc)))
+    bb = min(_npow2(B), tile)
+    bc = min(_npow2(C), max(1, tile // bb), 64)
+    ba = min(_npow2(A), max(1, tile // (bb * bc)))
     n_cb = -(-C // bc)
     want = max(1, min(-(-programs // n_cb), (A * B * bc) // min_work))
     na = -(-A // ba)
@@ -140,30 +136,30 @@ def _nrm_group_stats(stats_kernel, x, pro_args, pro_kw, A, C, B, sa, sc, sb, mod
         raise ValueError("batch norm with momentum=None needs num_batches_tracked")
     # Not autotuned: it updates the running statistics in place, and a benchmarking autotuner
     # would apply the update once per trial.
-    _nrm_finalize[(triton.cdiv(C, 128),)](part, stats, rm if running else stats, rv if running else stats,
-                                          nbt if cumulative else stats, C, n_chunks, eps,
-                                          0.0 if momentum is None else float(momentum), MODE=mode,
-                                          RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=128,
-                                          BLOCK_K=min(_nrm_np2(n_chunks), 32), num_warps=4)
+    _nrm_finalize[(_cdiv(C, 128),)](part, stats, rm if running else stats, rv if running else stats,
+                                   nbt if cumulative else stats, C, n_chunks, eps,
+                                   0.0 if momentum is None else float(momentum), MODE=mode,
+                                   RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=128,
+                                   BLOCK_K=min(_npow2(n_chunks), 32), num_warps=4)
     return stats
 
 
 def _nrm_apply_plan(n_rows, L, tile=4096):
     # Rationale: 4096 elements per program (16 per thread at 8 warps) with rows of the tile
     # contiguous; short rows (BatchNorm1d, 7x7 maps) pack many rows into one tile.
-    bl = min(_nrm_np2(L), tile)
-    return min(_nrm_np2(n_rows), max(1, tile // bl)), bl
+    bl = min(_npow2(L), tile)
+    return min(_npow2(n_rows), max(1, tile // bl)), bl
 
 
 def _nrm_col_plan(R, I):
     # Rationale: the whole reduced extent in registers (<= 8192 fp32 per program) reads x once;
     # >= 8 contiguous positions per reduced index keep each load a full 32-byte sector. Longer
     # reductions loop twice over [64 x 64] tiles; the second read mostly hits L2.
-    br = _nrm_np2(R)
-    bi = min(_nrm_np2(I), max(8, 8192 // br))
+    br = _npow2(R)
+    bi = min(_npow2(I), max(8, 8192 // br))
     if br * bi <= 8192:
         return True, br, bi
-    bi = min(_nrm_np2(I), 64)
+    bi = min(_npow2(I), 64)
     return False, max(1, 4096 // bi), bi
 
 

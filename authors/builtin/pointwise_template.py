@@ -77,7 +77,7 @@ class FusedElementwise(Template):
                      "    full = [rank == 1 and st[-1] == 1 for st in strides]",
                      "    i64 = n >= 2**31 or any(a.numel() >= 2**31 for a in "
                      f"[{py_in}{',' if n_in == 1 else ''}])",
-                     "    grid = lambda meta: (triton.cdiv(n, meta['BLOCK']),)",
+                     "    grid = lambda meta: (_cdiv(n, meta['BLOCK']),)",
                      f"    {kname}[grid]({', '.join(out_args)}, {py_in}, n, sizes[1], sizes[2], sizes[3], "
                      "*[s for st in strides for s in st], RANK=rank, "
                      + ", ".join(f"FULL{i}=full[{i}]" for i in range(n_in)) + ", I64=i64)",

@@ -306,28 +306,28 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
           "    # Column tiles when the largest operand is contiguous along the kept dims, not the reduced.",
           "    col = I > 1 and st[big][5] == 1 and st[big][3] != 1",
           "    if col:",
-          f"        BR = min(triton.next_power_of_2(I), {p['imax']})",
-          f"        BK = max(1, min({p['tile']} // BR, triton.next_power_of_2(max(K, 1)), {p['kmax']}))",
-          "        progs = O * triton.cdiv(I, BR)",
+          f"        BR = min(_npow2(I), {p['imax']})",
+          f"        BK = max(1, min({p['tile']} // BR, _npow2(max(K, 1)), {p['kmax']}))",
+          "        progs = O * _cdiv(I, BR)",
           "    else:",
-          f"        BK = min(triton.next_power_of_2(max(K, 1)), {p['kmax']})",
-          f"        BR = max(1, min({p['tile']} // BK, triton.next_power_of_2(M)))",
-          "        progs = triton.cdiv(M, BR)",
+          f"        BK = min(_npow2(max(K, 1)), {p['kmax']})",
+          f"        BR = max(1, min({p['tile']} // BK, _npow2(M)))",
+          "        progs = _cdiv(M, BR)",
           "    split, CH = 1, K"]
     if red.splittable:
-        L += ["    nk = triton.cdiv(K, BK)"]
+        L += ["    nk = _cdiv(K, BK)"]
         if p["chunk"]:
-            L += [f"    split = triton.cdiv(K, {p['chunk']})"]
+            L += [f"    split = _cdiv(K, {p['chunk']})"]
         elif p["split"]:
             L += [f"    split = {p['split']}"]
         else:
             L += ["    sms = _red_sms(ops[0])",
                   "    if progs < sms and nk >= 8:",
-                  f"        split = min(triton.cdiv({p['waves']} * sms, progs), triton.cdiv(nk, 4))"]
+                  f"        split = min(_cdiv({p['waves']} * sms, progs), _cdiv(nk, 4))"]
         L += ["    split = max(1, min(split, nk))",
               "    if split > 1:",
-              "        CH = triton.cdiv(nk, split) * BK",
-              "        split = triton.cdiv(K, CH)"]
+              "        CH = _cdiv(nk, split) * BK",
+              "        split = _cdiv(K, CH)"]
     ws_dt = ["torch.int64 if i64 else torch.int32" if j in red.index_states else "torch.float32"
              for j in range(n_st)]
     L += ["    if split > 1:"]
@@ -351,8 +351,8 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
           "*e_args, O2=O2, K2=K2, I2=I2, I64=i64, SPLIT=split > 1, BLOCK_R=BR, BLOCK_K=BK, **al, **e_kw)"]
     if red.splittable:
         L += ["    if split > 1:",
-              "        CB = min(triton.next_power_of_2(M), 1024)",
-              f"        {kcomb}[(triton.cdiv(M, CB),)]({', '.join(f'out{r}' for r in range(n_res))}, "
+              "        CB = min(_npow2(M), 1024)",
+              f"        {kcomb}[(_cdiv(M, CB),)]({', '.join(f'out{r}' for r in range(n_res))}, "
               f"{', '.join(f'ws{j}' for j in range(n_st))}, M, split, K, DIV, *e_args, BLOCK_R=CB, **e_kw)"]
     if spec.scalar:
         L += [f"    {ktail}[(1,)](out0, tp0, tp1, progs, *e_args, MEAN={spec.scalar == 'mean'}, "

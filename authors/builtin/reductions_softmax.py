@@ -126,36 +126,36 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
          "    M, i64 = O * I, _red_i64(shape, ops)",
          "    big = max(range(len(ops)), key=lambda j: ops[j].numel())",
          "    col = I > 1 and st[big][5] == 1 and st[big][3] != 1",
-         "    KP = triton.next_power_of_2(max(K, 1))",
+         "    KP = _npow2(max(K, 1))",
          f"    mode = 0 if KP <= {p['single']} else 1"]
     if p["chunk"]:
         L += [f"    mode = 1 if K > {p['chunk']} else mode"]
     L += ["    if col:",
-          f"        BR = min(triton.next_power_of_2(I), {p['imax']})",
+          f"        BR = min(_npow2(I), {p['imax']})",
           "        if mode == 0:",
           f"            BK, BR = KP, max(1, min(BR, {p['tile']} // KP))",
           "        else:",
           f"            BK = max(1, min({p['tile']} // BR, KP, {p['kmax']}))",
-          "        progs = O * triton.cdiv(I, BR)",
+          "        progs = O * _cdiv(I, BR)",
           "    else:",
           f"        BK = KP if mode == 0 else min(KP, {p['kmax']})",
-          f"        BR = max(1, min(triton.next_power_of_2(M), {p['tile']} // BK))",
-          "        progs = triton.cdiv(M, BR)",
+          f"        BR = max(1, min(_npow2(M), {p['tile']} // BK))",
+          "        progs = _cdiv(M, BR)",
           "    split, CH = 1, K",
-          "    nk = triton.cdiv(K, BK)"]
+          "    nk = _cdiv(K, BK)"]
     if p["chunk"]:
-        L += [f"    split = triton.cdiv(K, {p['chunk']}) if mode == 1 else 1"]
+        L += [f"    split = _cdiv(K, {p['chunk']}) if mode == 1 else 1"]
     elif p["split"]:
         L += [f"    split = min({p['split']}, nk) if mode == 1 else 1"]
     else:
         L += ["    sms = _red_sms(ops[0])",
               "    if mode == 1 and progs < sms and nk >= 8:",
-              f"        split = min(triton.cdiv({p['waves']} * sms, progs), triton.cdiv(nk, 4))"]
+              f"        split = min(_cdiv({p['waves']} * sms, progs), _cdiv(nk, 4))"]
     L += ["    split = max(1, min(split, nk))"] + ALIGN_LINES
     L += ["    AO = _red_align(OS[0], OS[1]) if col else _red_align(OS[0], OS[2])"]
     L += ["    if split > 1:",
-          "        CH = triton.cdiv(nk, split) * BK",
-          "        split = triton.cdiv(K, CH)",
+          "        CH = _cdiv(nk, split) * BK",
+          "        split = _cdiv(K, CH)",
           "    stv = [s for t in st for s in t]",
           "    if split > 1:",
           "        mode = 2",

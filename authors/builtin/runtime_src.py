@@ -23,6 +23,18 @@ COLLAPSE = '''
 _TUNE = {"cache_results": True} if tuple(map(int, triton.__version__.split(".")[:2])) >= (3, 4) else {}
 
 
+def _cdiv(a, b):
+    """Host-side ceil(a / b). triton.cdiv is a constexpr function from Triton 3.5 on, ~2 us a call
+    from Python, and launchers call it several times per forward (grids included)."""
+    return -(-a // b)
+
+
+def _npow2(n):
+    """Host-side triton.next_power_of_2 without its constexpr-call cost; 1 for n <= 1 (it sizes
+    blocks, which hold at least one element)."""
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
 def _bshape(*shapes):
     """torch.broadcast_shapes without its host cost (12-15 us a call on 4-D shapes, ~1 us here):
     launchers run it every forward, and the timing protocol counts host time."""

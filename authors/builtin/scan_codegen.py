@@ -339,11 +339,11 @@ def emit_scan(region: Region, ctx: EmitContext, op: str, dim: int, in_rev: bool 
     lines += [
         "    for phase in ([0] if C == 1 else [1, 2]):",
         "        if rows:",
-        "            grid = lambda meta: (triton.cdiv(L, max(meta['TILE'] // block, 1)), C)",
+        "            grid = lambda meta: (_cdiv(L, max(meta['TILE'] // block, 1)), C)",
         f"            {kr}[grid]({args}, BLOCK_N=block, VEC=vec, LINES2D=I > 1, PHASE=phase, {kw})",
         "        else:",
-        "            np2 = min(triton.next_power_of_2(CH), 4096)",
-        "            grid = lambda meta: (O * triton.cdiv(I, _scan_lanes(meta, block, np2)), C)",
+        "            np2 = min(_npow2(CH), 4096)",
+        "            grid = lambda meta: (O * _cdiv(I, _scan_lanes(meta, block, np2)), C)",
         f"            {kc}[grid]({args}, IP2=block, NP2=np2, PHASE=phase, {kw})",
         "    return y",
     ]

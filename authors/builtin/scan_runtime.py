@@ -46,22 +46,22 @@ def _scan_plan(shape, dim, gx, gy, dev, split, tensors):
         sxo, sxi, syo, syi, fo, fi = 0, sxo, 0, syo, 0, fo
     rows = I == 1 or (sxn == 1 and sxi != 1)
     if rows:
-        block = min(triton.next_power_of_2(N), 2048)
+        block = min(_npow2(N), 2048)
         programs, quantum = O * I, block
     else:
-        block = triton.next_power_of_2(I)
-        programs, quantum = O * triton.cdiv(I, min(block, 64)), 64
+        block = _npow2(I)
+        programs, quantum = O * _cdiv(I, min(block, 64)), 64
     sms = torch.cuda.get_device_properties(dev).multi_processor_count if dev.type == "cuda" else 1
     chunks = 1
     if split == "always":
         chunks = 3
     elif split == "auto" and programs < 2 * sms:
         # Too few lines to keep every SM streaming: cut lines into chunks (one extra read).
-        chunks = min(triton.cdiv(8 * sms, programs), N // (4 * quantum))
+        chunks = min(_cdiv(8 * sms, programs), N // (4 * quantum))
     ch = N
     if chunks > 1:
-        ch = triton.cdiv(triton.cdiv(N, chunks), quantum) * quantum
-        chunks = triton.cdiv(N, ch)
+        ch = _cdiv(_cdiv(N, chunks), quantum) * quantum
+        chunks = _cdiv(N, ch)
     if chunks <= 1:
         chunks, ch = 1, N
     i64 = O * N * I >= 2**31 or any(_scan_span(t) >= 2**31 for t in tensors)

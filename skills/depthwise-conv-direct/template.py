@@ -140,8 +140,8 @@ class DepthwiseConvDirect(Template):
         io, src_args = plane_io_lines(pro, epi, src_names, epi_names)
         launcher += io
         launcher += ["    R = OD * OH",
-                     "    grid = lambda meta: (n_ * c_out * triton.cdiv(R, meta['BLOCK_R']) * "
-                     "triton.cdiv(OW, meta['BLOCK_W']),)",
+                     "    grid = lambda meta: (n_ * c_out * _cdiv(R, meta['BLOCK_R']) * "
+                     "_cdiv(OW, meta['BLOCK_W']),)",
                      f"    {kname}[grid](out, {src_args}, wc, wc if b is None else b, "
                      f"{'*e_args, ' if epi else ''}"
                      f"c_out, c_out // groups, D, H, W, OD, OH, OW, R, {WINDOW_KWARGS}, "

@@ -152,8 +152,8 @@ class FusedPoolingWindow(Template):
         io, src_args = plane_io_lines(pro, epi, src_names, epi_names)
         launcher += io
         launcher += ["    R = OD * OH",
-                     "    grid = lambda meta: (n_ * c_ * triton.cdiv(R, meta['BLOCK_R']) * "
-                     "triton.cdiv(OW, meta['BLOCK_W']),)",
+                     "    grid = lambda meta: (n_ * c_ * _cdiv(R, meta['BLOCK_R']) * "
+                     "_cdiv(OW, meta['BLOCK_W']),)",
                      f"    {kname}[grid](out, {src_args}, {'*e_args, ' if epi else ''}"
                      f"c_, D, H, W, OD, OH, OW, R, {WINDOW_KWARGS}, CIP=bool(cip), "
                      "DIV=int(divisor or 0), I64=i64)",

@@ -133,7 +133,7 @@ class GlobalPoolRowReduction(Template):
         io, src_args = plane_io_lines(pro, epi, src_names, epi_names, strides="sx")
         split = "p_split" if pro else "sx[5] < 0"
         launcher += io
-        launcher += ["    grid = lambda meta: (triton.cdiv(P, meta['BLOCK_P']),)",
+        launcher += ["    grid = lambda meta: (_cdiv(P, meta['BLOCK_P']),)",
                      f"    {kname}[grid](out, {src_args}, {'*e_args, ' if epi else ''}P, c_, L, H, W, "
                      f"SPLIT={split}, I64=i64)",
                      "    return out"]

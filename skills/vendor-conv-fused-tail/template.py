@@ -108,8 +108,8 @@ class ConvVendorEpilogue(Template):
             launcher += indent(epi.launch_lines(epi_names, "y.shape", "dims"), 4)
             split = "e_split"
         launcher += [f"    i64 = _cp_big({', '.join(['y', *epi_names])})",
-                     "    grid = lambda meta: (triton.cdiv(P, meta['BLOCK_P']) * "
-                     "triton.cdiv(L, meta['BLOCK_L']),)",
+                     "    grid = lambda meta: (_cdiv(P, meta['BLOCK_P']) * "
+                     "_cdiv(L, meta['BLOCK_L']),)",
                      f"    {kname}[grid](out, y, y if b is None else b, {'*e_args, ' if epi else ''}"
                      "P, c_, L, H, W, "
                      f"HAS_BIAS=b is not None, SPLIT={split}, I64=i64)",
