@@ -50,12 +50,9 @@ be written, and inputs must not be modified.
 Reply with the complete file in one ```python block, then one sentence on what you did."""
 
 STRICT_FP32 = ("Precision: the problem is fp32 and TF32 is not allowed. Compute in fp32: no fp16/bf16 "
-               "casts (one exception: code you are given that splits scaled values into fp16 hi / lo "
-               "parts with _gemm_split_f16 and sums three dots on them is error-compensated fp32; keep "
-               "it as it is); every tl.dot passes input_precision=\"ieee\" (exact) or "
-               "input_precision=\"tf32x3\" (error-compensated, fp32 accuracy); no `a @ b` inside kernels; "
-               "PyTorch convolutions left in forward run under "
-               "torch.backends.cudnn.flags(enabled=True, allow_tf32=False).")
+               "casts; every tl.dot passes input_precision=\"ieee\" (exact) or input_precision=\"tf32x3\" "
+               "(error-compensated, fp32 accuracy); no `a @ b` inside kernels; PyTorch convolutions left "
+               "in forward run under torch.backends.cudnn.flags(enabled=True, allow_tf32=False).")
 TF32 = ("Precision: TF32 is allowed for this run (tl.dot may use its default precision); fp16/bf16 casts "
         "of fp32 data are still not allowed.")
 ON_CUDA = "Device: inputs and weights live on an NVIDIA GPU; launch kernels on the inputs' device."
