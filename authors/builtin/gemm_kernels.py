@@ -114,8 +114,8 @@ class KernelOpts:
     """The kernel computes C^T = B^T A^T (launched with the operands exchanged): the output and
     the bias are indexed transposed. Lets one small-N kernel serve small M too."""
     prep: bool = False
-    """Operands arrive split into TF32 hi / lo parts (gemm_prep.py; extra `al_ptr`, `bl_ptr`): three
-    plain TF32 dots per K step replace the in-kernel tf32x3 dot."""
+    """Operands arrive split into hi / lo parts (gemm_prep.py; extra `al_ptr`, `bl_ptr`), TF32 unless
+    `f16`: three plain dots per K step replace the in-kernel tf32x3 dot."""
     split_a: bool = False
     """With `prep`: only B arrives prepared; A is read as it is and split into hi / lo in registers
     (wgmma takes A from registers, so A needs no K-major copy; `al_ptr` is unused). With `swap`

@@ -96,6 +96,12 @@ def _gemm_split_f16(x):
 
 
 @triton.jit
+def _gemm_exp2(n):
+    # 2^n exactly, from the exponent bits (n in [-126, 127]).
+    return ((n + 127) << 23).to(tl.float32, bitcast=True)
+
+
+@triton.jit
 def _gemm_pow2_exp(amax):
     # e with 2^e <= amax < 2^(e + 1), clamped to [-110, 110] so that 2^(14 - e) and 2^(e - 14) are
     # normal fp32 numbers; 14 (scale 1) where amax is 0, subnormal or not finite. A product of two
@@ -121,11 +127,11 @@ def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, R, C, CP, B1, RT, s0, s1, sr
         # scaled magnitudes stay below 2^15 (fp16 overflows at 65504). The inverse 2^(e - 14) goes
         # to s_ptr ([.., R, CP / BC]) for the GEMM to undo it.
         e = _gemm_pow2_exp(tl.max(tl.abs(x), axis=1))
-        hi, lo = _gemm_split_f16(x * ((141 - e) << 23).to(tl.float32, bitcast=True)[:, None])
+        hi, lo = _gemm_split_f16(x * _gemm_exp2(14 - e)[:, None])
         tl.store(hi_ptr + o, hi, mask=m)
         tl.store(lo_ptr + o, lo, mask=m)
         so = (bid.to(tl.int64) * R + r) * (CP // BC) + tl.program_id(1)
-        tl.store(s_ptr + so, ((113 + e) << 23).to(tl.float32, bitcast=True), mask=r < R)
+        tl.store(s_ptr + so, _gemm_exp2(e - 14), mask=r < R)
     elif SPLIT == 1:
         hi = _gemm_round_tf32(x)
         tl.store(hi_ptr + o, hi, mask=m)
