@@ -65,22 +65,61 @@ POINTWISE_CONFIGS = [({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32}, 4, 3),
                      ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, 4, 3),
                      ({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32}, 4, 3)]
 
+# fp16 parts (strict fp32): BLOCK_K is the launcher's scale chunk, min(64, C_in per group rounded
+# up to a power of two, >= 16), so the tile lists fix only M x N, warps and stages. Two fp16 parts
+# of a 64-wide step take (BM + BN) x 256 bytes of shared memory per stage: 128 x 128 uses 64 KB, so
+# three stages fit the H200's 227 KB; 256 x 64 (80 KB) gets two. Not measured yet.
+F16_CONFIGS = [({"BLOCK_M": 128, "BLOCK_N": 64}, 4, 3),
+               ({"BLOCK_M": 128, "BLOCK_N": 128}, 8, 3),
+               ({"BLOCK_M": 256, "BLOCK_N": 64}, 8, 2),
+               ({"BLOCK_M": 64, "BLOCK_N": 128}, 4, 3),
+               ({"BLOCK_M": 64, "BLOCK_N": 64}, 4, 4),
+               ({"BLOCK_M": 128, "BLOCK_N": 32}, 4, 4)]
+
 _CONSTS = ["KD", "KH", "KW", "SD", "SH", "SW", "PD", "PH", "PW", "DD", "DH", "DW", "HAS_BIAS", "SPLIT", "I64",
            "DIL1", "BLOCK_M", "BLOCK_N", "BLOCK_K"]
 
 
-def _k_step(prec: str) -> list[str]:
-    """One K step's weight tile and tensor-core product. Under strict fp32 the weight arrives split
-    into TF32 hi / lo parts (wt, wtl, rows padded to CIGP; _gemm_prep in the launcher) and the
-    activation tile is split in registers: three plain TF32 dots into a fresh partial sum, the
-    scheme of the GEMMs' one-side preparation (gemm_prep.py), instead of tf32x3 re-splitting both
-    tiles every step."""
+def _x_base(parts: str) -> str:
+    """Offset of this tile's (image, group) block of the input: strided into x, or the row base
+    of the prepared input ([N * groups, pixels, CIGP] channels last, see _a_step)."""
+    if parts == "f16":
+        return "xo = (nb * (C_IN // CIG) + g) * (D * H * W)"
+    return "xo = nb * sxn + (g * CIG) * sxc"
+
+
+def _a_step(prec: str, parts: str) -> list[str]:
+    """One K step: the activation tile X[pixels, channels] at input coordinates (di, hi, wi),
+    channels ci of tap t, the weight tile W[channels, C_out] and their tensor-core product.
+
+    f16 (strict fp32, the default): both operands arrive as fp16 hi / lo parts of the value scaled
+    by a power of two per row and BLOCK_K-wide channel chunk (_gemm_prep, fp16 mode: the input per
+    (pixel, chunk), channels last; the weight per (tap, C_out, chunk)); three fp16 dots into a
+    fresh partial sum, which is then multiplied by the row and column inverse scales: the GEMMs'
+    two-side preparation (gemm_prep.py), at twice TF32's tensor-core rate. tf32: the weight arrives
+    as TF32 hi / lo parts (rows padded to CIGP) and the gathered fp32 activation tile is split in
+    registers, three TF32 dots. Under --allow-tf32 one plain pass."""
     w_off = "(t * C_OUT + co)[None, :] * CIGP + ci[:, None]"
     w_mask = "mask=k_ok[:, None] & n_ok[None, :], other=0.0"
-    load = f"    wk = tl.load(wt + {w_off}, {w_mask})"
+    if parts == "f16" and prec == "tf32x3":
+        return ["    xr = xo + (di * H + hi) * W + wi",
+                "    x_off = xr[:, None] * CIGP + ci[None, :]",
+                "    xh = tl.load(x + x_off, mask=a_ok[:, None], other=0.0)",
+                "    xl = tl.load(xlo + x_off, mask=a_ok[:, None], other=0.0)",
+                "    fx = tl.load(xsc + xr * KC + kc, mask=a_ok, other=0.0)",
+                f"    wh = tl.load(wt + {w_off}, mask=n_ok[None, :], other=0.0)",
+                f"    wl = tl.load(wtl + {w_off}, mask=n_ok[None, :], other=0.0)",
+                "    fw = tl.load(wsc + (t * C_OUT + co) * KC + kc, mask=n_ok, other=0.0)",
+                "    part = tl.dot(xh, wl)",
+                "    part = tl.dot(xl, wh, acc=part)",
+                "    part = tl.dot(xh, wh, acc=part)",
+                "    acc += part * (fx[:, None] * fw[None, :])"]
+    load = ["    xk = tl.load(x + ((xo + di * sxd + hi * sxh + wi * sxw)[:, None] + ci[None, :] * sxc),",
+            "                 mask=a_ok[:, None] & k_ok[None, :], other=0.0)",
+            f"    wk = tl.load(wt + {w_off}, {w_mask})"]
     if prec != "tf32x3":
-        return [load, f"    acc = tl.dot(xk, wk, acc, input_precision=\"{prec}\")"]
-    return [load,
+        return [*load, f"    acc = tl.dot(xk, wk, acc, input_precision=\"{prec}\")"]
+    return [*load,
             f"    wl = tl.load(wtl + {w_off}, {w_mask})",
             "    xh = _gemm_round_tf32(xk)",
             "    xl = _gemm_round_tf32(xk - xh)",
@@ -90,7 +129,7 @@ def _k_step(prec: str) -> list[str]:
             "    acc += part"]
 
 
-def _forward_body(prec: str) -> list[str]:
+def _forward_body(prec: str, parts: str) -> list[str]:
     return ["pid = tl.program_id(0)",
             "g = tl.program_id(1)",
             "tiles_n = tl.cdiv(COG, BLOCK_N)",
@@ -113,12 +152,13 @@ def _forward_body(prec: str) -> list[str]:
             "d0 = od * SD - PD",
             "h0 = oh * SH - PH",
             "w0 = ow * SW - PW",
-            "xo = nb * sxn + (g * CIG) * sxc",
+            _x_base(parts),
             "KC = tl.cdiv(CIG, BLOCK_K)",
             "acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)",
             "for kk in range(0, KD * KH * KW * KC):",
             "    t = kk // KC",
-            "    ci = (kk % KC) * BLOCK_K + rk",
+            "    kc = kk % KC",
+            "    ci = kc * BLOCK_K + rk",
             "    kd = t // (KH * KW)",
             "    kh = (t // KW) % KH",
             "    kw = t % KW",
@@ -127,13 +167,11 @@ def _forward_body(prec: str) -> list[str]:
             "    wi = w0 + kw * DW",
             "    a_ok = m_ok & (di >= 0) & (di < D) & (hi >= 0) & (hi < H) & (wi >= 0) & (wi < W)",
             "    k_ok = ci < CIG",
-            "    xk = tl.load(x + ((xo + di * sxd + hi * sxh + wi * sxw)[:, None] + ci[None, :] * sxc),",
-            "                 mask=a_ok[:, None] & k_ok[None, :], other=0.0)",
-            *_k_step(prec),
+            *_a_step(prec, parts),
             "acc = tl.trans(acc)"]
 
 
-def _transposed_body(prec: str) -> list[str]:
+def _transposed_body(prec: str, parts: str) -> list[str]:
     return ["pid = tl.program_id(0)",
             "gp = tl.program_id(1)",
             "g = gp // (SD * SH * SW)",
@@ -188,12 +226,13 @@ def _transposed_body(prec: str) -> list[str]:
             "    std = 1",
             "    sth = 1",
             "    stw = 1",
-            "xo = nb * sxn + (g * CIG) * sxc",
+            _x_base(parts),
             "KC = tl.cdiv(CIG, BLOCK_K)",
             "acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)",
             "for kk in range(0, nkd * nkh * nkw * KC):",
             "    tt = kk // KC",
-            "    ci = (kk % KC) * BLOCK_K + rk",
+            "    kc = kk % KC",
+            "    ci = kc * BLOCK_K + rk",
             "    kd = kd0 + (tt // (nkh * nkw)) * std",
             "    kh = kh0 + ((tt // nkw) % nkh) * sth",
             "    kw = kw0 + (tt % nkw) * stw",
@@ -206,10 +245,8 @@ def _transposed_body(prec: str) -> list[str]:
             "    wi = qw + ew // SW",
             "    a_ok = m_ok & ok & (di >= 0) & (di < D) & (hi >= 0) & (hi < H) & (wi >= 0) & (wi < W)",
             "    k_ok = ci < CIG",
-            "    xk = tl.load(x + ((xo + di * sxd + hi * sxh + wi * sxw)[:, None] + ci[None, :] * sxc),",
-            "                 mask=a_ok[:, None] & k_ok[None, :], other=0.0)",
             "    t = (kd * KH + kh) * KW + kw",
-            *_k_step(prec),
+            *_a_step(prec, parts),
             "acc = tl.trans(acc)",
             "od = qd * SD + rd",
             "oh = qh * SH + rh",
@@ -227,12 +264,15 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
     kname = ctx.name("convt_gemm_kernel" if transposed else "conv_gemm_kernel")
     lname = ctx.name("convt_gemm" if transposed else "conv_gemm")
     prec = "tf32" if ctx.allow_tf32 else "tf32x3"
+    f16 = prec == "tf32x3" and ctx.params.get("parts", "f16") == "f16"
 
     if prec == "tf32x3":
         ctx.share("gemm_prep", GEMM_PREP)
-    sig = ["out", "x", "wt", "wtl", "bias", *(epi.kernel_params() if epi else []), "M", "NB", "C_IN",
+    sig = ["out", "x", "xlo", "xsc", "wt", "wtl", "wsc", "bias", *(epi.kernel_params() if epi else []), "M",
+           "NB", "C_IN",
            "C_OUT", "CIG", "CIGP", "COG", "D", "H", "W", "OD", "OH", "OW", "sxn", "sxc", "sxd", "sxh", "sxw"]
-    body = _transposed_body(prec) if transposed else _forward_body(prec)
+    parts = "f16" if f16 else "tf32"
+    body = _transposed_body(prec, parts) if transposed else _forward_body(prec, parts)
     # After the loop the tile is transposed to (channels, pixels): pixels are then the fastest dim,
     # so the stores (and the epilogue's loads) of consecutive lanes hit consecutive addresses.
     body += ["if HAS_BIAS:",
@@ -248,6 +288,9 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
     body.append(f"tl.store(out + nb[None, :] * C_OUT * (OD * OH * OW) + co[:, None] * (OD * OH * OW) "
                 f"+ sp[None, :], {res}, mask=omask)")
     configs = ctx.params.get("configs", configs)
+    if f16:
+        # BLOCK_K is the preparation's scale chunk, fixed by the launcher (see F16_CONFIGS)
+        configs = ctx.params.get("f16_configs", F16_CONFIGS)
     kernel = (autotune(configs, ["M", "COG", "CIG", "KD", "KH", "KW"])
               + f"def {kname}({', '.join(sig + [f'{c}: tl.constexpr' for c in _CONSTS])}):\n"
               + "\n".join(indent(body, 4)))
@@ -279,9 +322,19 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
                      "    wt = w.reshape(c_out, cig, kt).permute(2, 0, 1).contiguous()",
                      "    M = n_ * OD * OH * OW",
                      "    grid_g = groups"]
-    launcher += (["    # The weight's TF32 hi / lo parts, each row's channels padded to cigp (see _k_step)",
-                  "    wt, wtl, cigp, _ = _gemm_prep(wt.reshape(-1, cig), 1, 1, 0, 0, True, 1)"]
-                 if prec == "tf32x3" else ["    wtl, cigp = wt, cig"])
+    if f16:
+        launcher += ["    # fp16 hi / lo parts scaled per BLOCK_K-wide channel chunk (see _a_step): the",
+                     "    # input channels last per (image, group), the weight per (tap, C_out)",
+                     "    ck = min(64, max(16, _npow2(cig)))",
+                     "    xg = x.reshape(n_, groups, cig, D * H * W)",
+                     "    xh, xl, _, xsc = _gemm_prep(xg, n_ * groups, groups, xg.stride(0), xg.stride(1), "
+                     "False, 2, ck)",
+                     "    wt, wtl, cigp, wsc = _gemm_prep(wt.reshape(-1, cig), 1, 1, 0, 0, True, 2, ck)"]
+    elif prec == "tf32x3":
+        launcher += ["    # The weight's TF32 hi / lo parts, rows padded to cigp channels (see _a_step)",
+                     "    wt, wtl, cigp, _ = _gemm_prep(wt.reshape(-1, cig), 1, 1, 0, 0, True, 1)"]
+    else:
+        launcher += ["    wtl, cigp = wt, cig"]
     launcher += ["    lead = len(x.shape) - dims",
                  "    out = torch.empty((*x.shape[:lead - 1], c_out, *(OD, OH, OW)[3 - dims:]), "
                  f"device=x.device, dtype={out.meta.dtype})",
@@ -292,14 +345,17 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
     if epi:
         launcher += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
         split = "e_split"
-    launcher += [f"    i64 = _cp_big({', '.join(['out', 'x', *epi_names])})",
+    xs = "xh, xl, xsc" if f16 else "x, x, x"
+    launcher += [f"    i64 = _cp_big({', '.join(['out', 'xh' if f16 else 'x', *epi_names])})",
                  "    grid = lambda meta: (_cdiv(M, meta['BLOCK_M']) * "
                  "_cdiv(cog, meta['BLOCK_N']), grid_g)",
-                 f"    {kname}[grid](out, x, wt, wtl, wt if b is None else b, {'*e_args, ' if epi else ''}"
+                 f"    {kname}[grid](out, {xs}, wt, wtl, {'wsc' if f16 else 'wt'}, wt if b is None else b, "
+                 f"{'*e_args, ' if epi else ''}"
                  "M, n_, c_in, c_out, cig, cigp, cog, D, H, W, OD, OH, OW, *sx[:5], "
                  "KD=K3[0], KH=K3[1], KW=K3[2], SD=S3[0], SH=S3[1], SW=S3[2], PD=P3[0], PH=P3[1], PW=P3[2], "
                  "DD=L3[0], DH=L3[1], DW=L3[2], "
-                 f"HAS_BIAS=b is not None, SPLIT={split}, I64=i64, DIL1=L3 == (1, 1, 1))",
+                 f"HAS_BIAS=b is not None, SPLIT={split}, I64=i64, DIL1=L3 == (1, 1, 1)"
+                 f"{', BLOCK_K=ck' if f16 else ''})",
                  "    return out"]
     args = conv_attr_args(region) + [v.name for v in epi_vals]
     return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],

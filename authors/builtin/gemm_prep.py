@@ -140,24 +140,25 @@ def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, R, C, CP, B1, RT, s0, s1, sr
         tl.store(hi_ptr + o, x, mask=m)
 
 
-def _gemm_prep(x, nb, b1, s0, s1, k_last, split):
+def _gemm_prep(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}):
     """One GEMM operand ([.., R, K] if k_last else [.., K, R]; nb = batches, b1 = inner batch size,
     s0 / s1 = batch strides) -> (hi, lo, KP, scales): contiguous [nb, R, KP] with K last, zero-padded
     to KP. split 0: a plain copy in hi and lo = hi; 1: TF32 hi and lo parts; 2: fp16 hi and lo parts
-    of x scaled per row and {SCALE_K}-wide K chunk, with the inverse scales [nb, R, KP / {SCALE_K}]
-    (None for 0 and 1)."""
+    of x scaled per row and `chunk`-wide K chunk (a power of two, 16-64), with the inverse scales
+    [nb, R, KP / chunk] (None for 0 and 1)."""
     if k_last:
         R, K, sr, sc = x.shape[-2], x.shape[-1], x.stride(-2), x.stride(-1)
     else:
         R, K, sr, sc = x.shape[-1], x.shape[-2], x.stride(-1), x.stride(-2)
-    align = {SCALE_K} if split == 2 else {PREP_ALIGN}
+    bc = chunk if split == 2 else {SCALE_K}
+    align = chunk if split == 2 else {PREP_ALIGN}
     kp = _cdiv(K, align) * align
     hi = torch.empty((nb, R, kp), device=x.device, dtype=torch.float16 if split == 2 else torch.float32)
     lo = torch.empty_like(hi) if split else hi
-    scales = torch.empty((nb, R, kp // {SCALE_K}), device=x.device) if split == 2 else None
+    scales = torch.empty((nb, R, kp // bc), device=x.device) if split == 2 else None
     rt = _cdiv(R, 64)
-    grid = (nb * rt, _cdiv(kp, {SCALE_K}))
+    grid = (nb * rt, _cdiv(kp, bc))
     _gemm_prep_kernel[grid](x, hi, lo, hi if scales is None else scales, R, K, kp, b1, rt, s0, s1, sr, sc,
-                            SPLIT=split, BR=64, BC={SCALE_K}, num_warps=4)
+                            SPLIT=split, BR=64, BC=bc, num_warps=4)
     return hi, lo, kp, scales
 '''

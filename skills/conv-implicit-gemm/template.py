@@ -21,7 +21,7 @@ class ConvImplicitGemm(Template):
     supports_epilogue = True
     default = False
     priority = 20
-    params = {"configs": [GEMM_CONFIGS]}
+    params = {"configs": [GEMM_CONFIGS], "parts": ["f16", "tf32"]}
 
     def match(self, region: Region) -> bool:
         op = region.anchor

@@ -24,7 +24,7 @@ class ConvTransposeGather(Template):
     supports_epilogue = True
     default = False
     priority = 20
-    params = {"configs": [GEMM_CONFIGS]}
+    params = {"configs": [GEMM_CONFIGS], "parts": ["f16", "tf32"]}
 
     def match(self, region: Region) -> bool:
         return conv_ok(region, fp32_only=True) and region.anchor.kind == "conv_transpose"

@@ -20,7 +20,7 @@ class Conv3dImplicitGemm(Template):
     supports_epilogue = True
     default = False
     priority = 20
-    params = {"configs": [GEMM_CONFIGS]}
+    params = {"configs": [GEMM_CONFIGS], "parts": ["f16", "tf32"]}
 
     def match(self, region: Region) -> bool:
         op = region.anchor

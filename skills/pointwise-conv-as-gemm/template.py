@@ -20,7 +20,7 @@ class PointwiseConvGemm(Template):
     supports_epilogue = True
     default = False
     priority = 25
-    params = {"configs": [POINTWISE_CONFIGS]}
+    params = {"configs": [POINTWISE_CONFIGS], "parts": ["f16", "tf32"]}
 
     def match(self, region: Region) -> bool:
         op = region.anchor

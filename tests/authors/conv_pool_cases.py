@@ -38,13 +38,13 @@ def author() -> BuiltinAuthor:
     return _AUTHOR
 
 
-def generate(src: str, skill: str | None = None, allow_tf32: bool = False) -> Candidate:
+def generate(src: str, skill: str | None = None, allow_tf32: bool = False, **params: object) -> Candidate:
     task = AuthorTask(problem=problem(src), device="cpu", allow_tf32=allow_tf32)
     first = author().generate(task)
     if skill is None:
         return first
     task.best = first
-    return author().apply(task, Plan(skill_id=skill))
+    return author().apply(task, Plan(skill_id=skill, params=params))
 
 
 def check(src: str, skill: str | None = None, expect: str | None = None, kernels: int = 1,
@@ -261,7 +261,8 @@ import torch, triton
 from triton.backends.compiler import GPUTarget
 from kernelskill.eval.problem import load_problem
 
-TYPES = {torch.float32: "fp32", torch.float64: "fp64", torch.bool: "i1", torch.int64: "i64"}
+TYPES = {torch.float32: "fp32", torch.float64: "fp64", torch.float16: "fp16", torch.bool: "i1",
+         torch.int64: "i64"}
 
 
 def ty(v):

@@ -204,10 +204,19 @@ def test_tensor_core_precision_follows_the_policy(skill: str) -> None:
     src = conv_source(dims=2, cin=4, cout=6, k=(3, 3), s=(2, 2), p=(1, 1), dil=(1, 1), g=1, bias=True,
                       lead=(2,), spatial=(6, 5), transposed=skill == "conv-transpose-gather", post="act")
     strict = generate(src, skill)
-    # Strict fp32: the compensated triple on the pre-split weight and the register-split activation.
-    dots = re.findall(r'input_precision="(\w+)"', strict.source)
-    assert dots == ["tf32"] * 3 and "_gemm_prep(" in strict.source and "_fp32_convs()" in strict.source
+    # Strict fp32: the compensated triple on fp16 parts of both operands, prepared and scaled per
+    # channel chunk, the partial sum rescaled per step.
+    assert "_gemm_prep(xg, " in strict.source and ", True, 2, ck)" in strict.source
+    assert strict.source.count("part = tl.dot(") == 3 and "input_precision" not in strict.source
+    assert "acc += part * (fx[:, None] * fw[None, :])" in strict.source
     assert not run_static_checks(strict.source)
+    assert evaluate(src, strict.source, trials=1).correct
+    # The TF32-parts variant: the pre-split weight and the register-split activation.
+    tf32 = generate(src, skill, parts="tf32")
+    dots = re.findall(r'input_precision="(\w+)"', tf32.source)
+    assert dots == ["tf32"] * 3 and "_gemm_prep(" in tf32.source and "_fp32_convs()" in tf32.source
+    assert not run_static_checks(tf32.source)
+    assert evaluate(src, tf32.source, trials=1).correct
     relaxed = generate(src, skill, allow_tf32=True)
     assert 'input_precision="tf32"' in relaxed.source and "tf32x3" not in relaxed.source
     assert run_static_checks(relaxed.source)  # one-pass TF32 is rejected under the strict policy ...
