@@ -175,13 +175,24 @@ class BuiltinAuthor:
             state["verbatim"], note = True, f"{note}; verbatim forward ({e})"
         else:
             source = self._assemble(task, cap, cfg, ctx, state)
-        for tpl in self._active(cfg, "program"):
+        for tpl in self._program_templates(cfg, state["templates"]):
             ctx.params = cfg.params.get(tpl.id, {})
             wrapped = tpl.wrap(source, ctx)
             if wrapped is not None:
                 source = wrapped
                 state["templates"] = sorted({*state["templates"], tpl.id})
         return Candidate(source=source, author="builtin", note=note, author_state=state)
+
+    def _program_templates(self, cfg: BuiltinConfig, used: list[str]) -> list[Template]:
+        """Whole-forward templates for this candidate: those on in `cfg`, plus those a used
+        template asks for (`Template.graph_replay`) unless disabled (repair turns them off)."""
+        on = self._active(cfg, "program")
+        for tid in used:
+            want = self.templates[tid].graph_replay if tid in self.templates else None
+            tpl = self.templates.get(want) if want else None
+            if tpl is not None and tpl not in on and want not in cfg.disabled:
+                on.append(tpl)
+        return on
 
     def _assemble(self, task: AuthorTask, cap: Captured, cfg: BuiltinConfig, ctx: EmitContext,
                   state: dict[str, Any]) -> str:

@@ -12,11 +12,18 @@ as the TF32 wgmma wants. The accumulator is transposed once after the loop and s
 pixel-fastest, coalesced into NC(DHW). (Measured offline with ptxas for sm_90a: this
 orientation does not spill in the K loop; the swapped one spilled 1-4 KB.)
 The K loop is one flat loop over (tap, channel chunk), which Triton software-pipelines
-(num_stages, cp.async) across taps. Under strict fp32 the weight is split into TF32 hi / lo parts
-in the launcher and the activation tile in registers, and three TF32 dots per step keep fp32
-accuracy on tensor cores (see _k_step; before, tf32x3 re-split both tiles every step); under
---allow-tf32 one pass. Bias and the pointwise chain after the conv run on the accumulator before
-the only store.
+(num_stages, cp.async) across taps. Under strict fp32 both operands are prepared once per call as
+fp16 hi / lo parts of power-of-two scaled values (the input channels last, [N * groups, pixels,
+C_in per group padded]) and three fp16 dots per step keep fp32 accuracy on tensor cores (see
+_a_step); the `parts="tf32"` variant keeps the older TF32 parts (weight pre-split, activation split
+in registers); under --allow-tf32 one pass. Bias and the pointwise chain after the conv run on the
+accumulator before the only store.
+
+Measured on an H200 (problems/measurements/h200-2026-11-30-conv16/, do_bench, conv-led problems):
+fp16 parts ran 1.1-1.6x faster than TF32 parts (level1/43: 2.76 against 4.32 ms), yet the kernel
+reaches only ~15% of the fp16 tensor-core peak: Nsight Compute shows one 8-warp CTA per SM
+(255 registers, 197 KB of shared memory), 25% issue slots busy and L2 throughput at 52%, so
+loads and per-step overhead rather than the tensor cores set its pace.
 
 Transposed convolutions are computed output-centric by sub-pixel phase: the grid's second axis
 enumerates (group, phase) with phase = (od % SD, oh % SH, ow % SW); inside one phase every tile
@@ -68,7 +75,8 @@ POINTWISE_CONFIGS = [({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32}, 4, 3),
 # fp16 parts (strict fp32): BLOCK_K is the launcher's scale chunk, min(64, C_in per group rounded
 # up to a power of two, >= 16), so the tile lists fix only M x N, warps and stages. Two fp16 parts
 # of a 64-wide step take (BM + BN) x 256 bytes of shared memory per stage: 128 x 128 uses 64 KB, so
-# three stages fit the H200's 227 KB; 256 x 64 (80 KB) gets two. Not measured yet.
+# three stages fit the H200's 227 KB; 256 x 64 (80 KB) gets two. On an H200 the autotuner picked
+# 128 x 128, 8 warps, 3 stages on all five problems checked (call5_row_scales.txt).
 F16_CONFIGS = [({"BLOCK_M": 128, "BLOCK_N": 64}, 4, 3),
                ({"BLOCK_M": 128, "BLOCK_N": 128}, 8, 3),
                ({"BLOCK_M": 256, "BLOCK_N": 64}, 8, 2),
@@ -92,13 +100,14 @@ def _a_step(prec: str, parts: str) -> list[str]:
     """One K step: the activation tile X[pixels, channels] at input coordinates (di, hi, wi),
     channels ci of tap t, the weight tile W[channels, C_out] and their tensor-core product.
 
-    f16 (strict fp32, the default): both operands arrive as fp16 hi / lo parts of the value scaled
-    by a power of two per row and BLOCK_K-wide channel chunk (_gemm_prep, fp16 mode: the input per
-    (pixel, chunk), channels last; the weight per (tap, C_out, chunk)); three fp16 dots into a
-    fresh partial sum, which is then multiplied by the row and column inverse scales: the GEMMs'
-    two-side preparation (gemm_prep.py), at twice TF32's tensor-core rate. tf32: the weight arrives
-    as TF32 hi / lo parts (rows padded to CIGP) and the gathered fp32 activation tile is split in
-    registers, three TF32 dots. Under --allow-tf32 one plain pass."""
+    f16 (strict fp32, the default): both operands arrive as fp16 hi / lo parts (_gemm_prep, mode 3)
+    of the value scaled by a power of two: the input channels last, one scale per (image, group);
+    the weight one scale per output channel. Both are constant along an output pixel's K, so the
+    three fp16 dots go into a fresh partial sum added in fp32 and the inverse scales are applied
+    once after the loop (_f16_rescale). Per-(pixel, chunk) scales, as the GEMMs use, cost a gather
+    and a multiply per step: 15-20% of the kernel's time on an H200 (level1/43, level2/14, 21).
+    tf32: the weight arrives as TF32 hi / lo parts (rows padded to CIGP) and the gathered fp32
+    activation tile is split in registers, three TF32 dots. Under --allow-tf32 one plain pass."""
     w_off = "(t * C_OUT + co)[None, :] * CIGP + ci[:, None]"
     w_mask = "mask=k_ok[:, None] & n_ok[None, :], other=0.0"
     if parts == "f16" and prec == "tf32x3":
@@ -106,14 +115,12 @@ def _a_step(prec: str, parts: str) -> list[str]:
                 "    x_off = xr[:, None] * CIGP + ci[None, :]",
                 "    xh = tl.load(x + x_off, mask=a_ok[:, None], other=0.0)",
                 "    xl = tl.load(xlo + x_off, mask=a_ok[:, None], other=0.0)",
-                "    fx = tl.load(xsc + xr * KC + kc, mask=a_ok, other=0.0)",
                 f"    wh = tl.load(wt + {w_off}, mask=n_ok[None, :], other=0.0)",
                 f"    wl = tl.load(wtl + {w_off}, mask=n_ok[None, :], other=0.0)",
-                "    fw = tl.load(wsc + (t * C_OUT + co) * KC + kc, mask=n_ok, other=0.0)",
                 "    part = tl.dot(xh, wl)",
                 "    part = tl.dot(xl, wh, acc=part)",
                 "    part = tl.dot(xh, wh, acc=part)",
-                "    acc += part * (fx[:, None] * fw[None, :])"]
+                "    acc += part"]
     load = ["    xk = tl.load(x + ((xo + di * sxd + hi * sxh + wi * sxw)[:, None] + ci[None, :] * sxc),",
             "                 mask=a_ok[:, None] & k_ok[None, :], other=0.0)",
             f"    wk = tl.load(wt + {w_off}, {w_mask})"]
@@ -127,6 +134,17 @@ def _a_step(prec: str, parts: str) -> list[str]:
             '    part = tl.dot(xl, wk, acc=part, input_precision="tf32")',
             '    part = tl.dot(xh, wk, acc=part, input_precision="tf32")',
             "    acc += part"]
+
+
+def _f16_rescale(parts: str) -> list[str]:
+    """After the K loop of the fp16-parts kernel: undo the operands' scales, rebuilt from the same
+    bounds the preparation used (xsc: per (image, group); wsc: per output channel)."""
+    if parts != "f16":
+        return []
+    return ["fx = tl.load(xsc + nb * (C_IN // CIG) + g, mask=m_ok, other=0.0)",
+            "fx = _gemm_exp2(_gemm_pow2_exp(fx) - 14)",
+            "fw = _gemm_exp2(_gemm_pow2_exp(tl.load(wsc + co, mask=n_ok, other=0.0)) - 14)",
+            "acc = acc * (fx[:, None] * fw[None, :])"]
 
 
 def _forward_body(prec: str, parts: str) -> list[str]:
@@ -168,6 +186,7 @@ def _forward_body(prec: str, parts: str) -> list[str]:
             "    a_ok = m_ok & (di >= 0) & (di < D) & (hi >= 0) & (hi < H) & (wi >= 0) & (wi < W)",
             "    k_ok = ci < CIG",
             *_a_step(prec, parts),
+            *_f16_rescale(parts),
             "acc = tl.trans(acc)"]
 
 
@@ -247,6 +266,7 @@ def _transposed_body(prec: str, parts: str) -> list[str]:
             "    k_ok = ci < CIG",
             "    t = (kd * KH + kh) * KW + kw",
             *_a_step(prec, parts),
+            *_f16_rescale(parts),
             "acc = tl.trans(acc)",
             "od = qd * SD + rd",
             "oh = qh * SH + rh",
@@ -323,13 +343,18 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
                      "    M = n_ * OD * OH * OW",
                      "    grid_g = groups"]
     if f16:
-        launcher += ["    # fp16 hi / lo parts scaled per BLOCK_K-wide channel chunk (see _a_step): the",
-                     "    # input channels last per (image, group), the weight per (tap, C_out)",
+        wbound = ("w.reshape(groups, cig, cog, kt), float('inf'), dim=(1, 3)" if transposed
+                  else "w.reshape(c_out, -1), float('inf'), dim=1")
+        launcher += ["    # fp16 hi / lo parts (see _a_step): the input channels last, scaled per (image,",
+                     "    # group); the weight per output channel; channels padded to the K tile ck",
                      "    ck = min(64, max(16, _npow2(cig)))",
                      "    xg = x.reshape(n_, groups, cig, D * H * W)",
-                     "    xh, xl, _, xsc = _gemm_prep(xg, n_ * groups, groups, xg.stride(0), xg.stride(1), "
-                     "False, 2, ck)",
-                     "    wt, wtl, cigp, wsc = _gemm_prep(wt.reshape(-1, cig), 1, 1, 0, 0, True, 2, ck)"]
+                     "    xsc = torch.linalg.vector_norm(xg, float('inf'), dim=(2, 3)).reshape(-1)",
+                     f"    wsc = torch.linalg.vector_norm({wbound}).reshape(-1)",
+                     "    xh, xl, _, _ = _gemm_prep(xg, n_ * groups, groups, xg.stride(0), xg.stride(1), "
+                     "False, 3, ck, xsc, 1, 0)",
+                     "    wt, wtl, cigp, _ = _gemm_prep(wt.reshape(kt, c_out, cig), kt, 1, c_out * cig, 0, "
+                     "True, 3, ck, wsc, 0, 1)"]
     elif prec == "tf32x3":
         launcher += ["    # The weight's TF32 hi / lo parts, rows padded to cigp channels (see _a_step)",
                      "    wt, wtl, cigp, _ = _gemm_prep(wt.reshape(-1, cig), 1, 1, 0, 0, True, 1)"]

@@ -111,7 +111,7 @@ def _gemm_pow2_exp(amax):
 
 
 @triton.jit
-def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, R, C, CP, B1, RT, s0, s1, sr, sc,
+def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, m_ptr, R, C, CP, B1, RT, s0, s1, sr, sc, msb, msr,
                       SPLIT: tl.constexpr, BR: tl.constexpr, BC: tl.constexpr):
     pid = tl.program_id(0)
     bid = pid // RT
@@ -132,6 +132,14 @@ def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, R, C, CP, B1, RT, s0, s1, sr
         tl.store(lo_ptr + o, lo, mask=m)
         so = (bid.to(tl.int64) * R + r) * (CP // BC) + tl.program_id(1)
         tl.store(s_ptr + so, _gemm_exp2(e - 14), mask=r < R)
+    elif SPLIT == 3:
+        # fp16 hi / lo scaled by 2^(14 - e), 2^e <= a given bound on the row's |x| (m_ptr at
+        # bid * msb + r * msr, computed by the caller over more than one chunk): the consumer
+        # rebuilds the same inverse from the same bound.
+        e = _gemm_pow2_exp(tl.load(m_ptr + bid * msb + r * msr, mask=r < R, other=0.0))
+        hi, lo = _gemm_split_f16(x * _gemm_exp2(14 - e)[:, None])
+        tl.store(hi_ptr + o, hi, mask=m)
+        tl.store(lo_ptr + o, lo, mask=m)
     elif SPLIT == 1:
         hi = _gemm_round_tf32(x)
         tl.store(hi_ptr + o, hi, mask=m)
@@ -140,25 +148,27 @@ def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, R, C, CP, B1, RT, s0, s1, sr
         tl.store(hi_ptr + o, x, mask=m)
 
 
-def _gemm_prep(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}):
+def _gemm_prep(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}, bound=None, msb=0, msr=0):
     """One GEMM operand ([.., R, K] if k_last else [.., K, R]; nb = batches, b1 = inner batch size,
     s0 / s1 = batch strides) -> (hi, lo, KP, scales): contiguous [nb, R, KP] with K last, zero-padded
     to KP. split 0: a plain copy in hi and lo = hi; 1: TF32 hi and lo parts; 2: fp16 hi and lo parts
     of x scaled per row and `chunk`-wide K chunk (a power of two, 16-64), with the inverse scales
-    [nb, R, KP / chunk] (None for 0 and 1)."""
+    [nb, R, KP / chunk] (None for 0, 1 and 3); 3: fp16 parts scaled per row from `bound` (the bound
+    on |x| of batch b, row r at bound[b * msb + r * msr]), KP a multiple of `chunk`."""
     if k_last:
         R, K, sr, sc = x.shape[-2], x.shape[-1], x.stride(-2), x.stride(-1)
     else:
         R, K, sr, sc = x.shape[-1], x.shape[-2], x.stride(-1), x.stride(-2)
-    bc = chunk if split == 2 else {SCALE_K}
-    align = chunk if split == 2 else {PREP_ALIGN}
+    f16 = split >= 2
+    bc = chunk if f16 else {SCALE_K}
+    align = chunk if f16 else {PREP_ALIGN}
     kp = _cdiv(K, align) * align
-    hi = torch.empty((nb, R, kp), device=x.device, dtype=torch.float16 if split == 2 else torch.float32)
+    hi = torch.empty((nb, R, kp), device=x.device, dtype=torch.float16 if f16 else torch.float32)
     lo = torch.empty_like(hi) if split else hi
     scales = torch.empty((nb, R, kp // bc), device=x.device) if split == 2 else None
     rt = _cdiv(R, 64)
     grid = (nb * rt, _cdiv(kp, bc))
-    _gemm_prep_kernel[grid](x, hi, lo, hi if scales is None else scales, R, K, kp, b1, rt, s0, s1, sr, sc,
-                            SPLIT=split, BR=64, BC=bc, num_warps=4)
+    _gemm_prep_kernel[grid](x, hi, lo, hi if scales is None else scales, x if bound is None else bound, R, K,
+                            kp, b1, rt, s0, s1, sr, sc, msb, msr, SPLIT=split, BR=64, BC=bc, num_warps=4)
     return hi, lo, kp, scales
 '''

@@ -59,6 +59,9 @@ class Template:
     """Among matching templates of a candidate, the highest priority wins."""
     params: dict[str, list[Any]] = {}
     """Tunable parameters and their candidate values (the planner may pick one)."""
+    graph_replay: str | None = None
+    """A program template (by id) that wraps every candidate using this one: set by templates
+    whose regions cost several host launches each, so that their forwards replay as one graph."""
 
     def match(self, region: Region) -> bool:
         return region.anchor is not None and region.anchor.kind in self.kinds
