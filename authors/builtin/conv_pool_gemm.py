@@ -288,9 +288,11 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
 
     if prec == "tf32x3":
         ctx.share("gemm_prep", GEMM_PREP)
-    sig = ["out", "x", "xlo", "xsc", "wt", "wtl", "wsc", "bias", *(epi.kernel_params() if epi else []), "M",
-           "NB", "C_IN",
-           "C_OUT", "CIG", "CIGP", "COG", "D", "H", "W", "OD", "OH", "OW", "sxn", "sxc", "sxd", "sxh", "sxw"]
+    # x is the fp16 hi part with fp16 parts (xlo its lo part, xsc / wsc the scale bounds); the
+    # strided fp32 input otherwise (xlo, xsc, wsc unused).
+    sig = ["out", "x", "xlo", "xsc", "wt", "wtl", "wsc", "bias", *(epi.kernel_params() if epi else []),
+           "M", "NB", "C_IN", "C_OUT", "CIG", "CIGP", "COG", "D", "H", "W", "OD", "OH", "OW",
+           "sxn", "sxc", "sxd", "sxh", "sxw"]
     parts = "f16" if f16 else "tf32"
     body = _transposed_body(prec, parts) if transposed else _forward_body(prec, parts)
     # After the loop the tile is transposed to (channels, pixels): pixels are then the fastest dim,
