@@ -20,6 +20,7 @@ from .capture import Captured, CaptureError, capture
 from .emit import assemble, assemble_verbatim
 from .fuse import partition
 from .ir import Region
+from .pointwise import runtime_scalars
 from .template_api import EmitContext, Emitted, Template
 from .templates import load_templates
 
@@ -42,6 +43,12 @@ class BuiltinConfig:
 
 def region_key(region: Region) -> str:
     return region.all_ops()[0].out.name
+
+
+def _has_runtime_scalars(region: Region) -> bool:
+    """A pointwise part of the region (chain, prologue, epilogue) reads a run-time Python number."""
+    chain = [*region.prologue, *(region.ops if region.kind == "pointwise" else []), *region.epilogue]
+    return bool(runtime_scalars(chain))
 
 
 class BuiltinAuthor:
@@ -155,7 +162,9 @@ class BuiltinAuthor:
             if region.all_ops() and region_key(region) in cfg.fallback_regions:
                 return None
             kind = "pointwise" if region.kind == "pointwise" else region.anchor.kind
-            hits = [t for t in active if kind in t.kinds and t.match(region)]
+            scalars = _has_runtime_scalars(region)
+            hits = [t for t in active
+                    if kind in t.kinds and (t.runtime_scalars or not scalars) and t.match(region)]
             if not hits:
                 return None
             # An explicitly applied skill beats defaults; then priority.

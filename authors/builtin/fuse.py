@@ -29,11 +29,11 @@ def _leaves(out: object) -> list[Value]:
     return []
 
 
-def _groups(program: Program) -> list[list[Op]]:
+def _groups(ops: list[Op]) -> list[list[Op]]:
     """Ops in order, pointwise chains grouped."""
     groups: list[list[Op]] = []
     current: list[Op] = []
-    for op in program.ops:
+    for op in ops:
         if is_pointwise(op):
             made = {o.out.name for o in current}
             joins = current and any(v.name in made for v in op.inputs) and \
@@ -54,8 +54,63 @@ def _groups(program: Program) -> list[list[Op]]:
     return groups
 
 
+def _scalar_op(op: Op) -> bool:
+    """A Python-number computation (a shape, an entry of it, arithmetic on those): it reads no
+    tensor data, so it may run anywhere after its inputs exist."""
+    if op.out.meta is not None or op.outs:
+        return False
+    return not op.tensor_inputs() or op.kind == "getattr"
+
+
 def partition(program: Program, choose: Chooser) -> list[Region]:
-    """Regions in execution order; `choose` picks a template for a region (or None)."""
+    """Regions in execution order; `choose` picks a template for a region (or None).
+
+    Scalar ops (`_scalar_op`) are left out of the grouping, so `d = x.shape[-1]` between a GEMM
+    and `y / math.sqrt(d)` does not keep the division out of the GEMM's epilogue, and are placed
+    back right after the region that makes their last input. Where that region is also one that
+    reads them (a shape of a value made inside the same fused chain), they group as before."""
+    skip: set[int] = {id(op) for op in program.ops if _scalar_op(op)}
+    while True:
+        regions, late = _partition(program, choose, skip)
+        if not late:
+            return regions
+        skip -= late
+
+
+def _partition(program: Program, choose: Chooser, skip: set[int]) -> tuple[list[Region], set[int]]:
+    """Regions with the ops in `skip` placed after their producers; also the skipped ops that
+    could not be placed (a reader in their producer's region)."""
+    ops = [op for op in program.ops if id(op) not in skip]
+    regions = _regions(program, ops, choose)
+    where = {v.name: i for i, r in enumerate(regions) for op in r.all_ops() for v in (op.out, *op.outs)}
+    after: dict[int, list[Op]] = {}
+    late: set[int] = set()
+    for op in program.ops:
+        if id(op) not in skip:
+            continue
+        pos = max((where[v.name] for v in op.inputs if v.name in where), default=-1)
+        after.setdefault(pos, []).append(op)
+        where[op.out.name] = pos
+    users = program.users()
+    for op in program.ops:
+        if id(op) in skip and any(id(u) not in skip and where[u.out.name] <= where[op.out.name]
+                                  for u in users.get(op.out.name, [])):
+            late.add(id(op))
+    if late:
+        return regions, late
+    placed: list[Region] = []
+    outputs = {v.name for v in _leaves(program.outputs)}
+    for i in range(-1, len(regions)):
+        if i >= 0:
+            placed.append(regions[i])
+        for op in after.get(i, []):
+            r = Region(kind=op.kind, ops=[], anchor=op)
+            r.outputs = _region_outputs(r, users, outputs)
+            placed.append(r)
+    return placed, late
+
+
+def _regions(program: Program, ops: list[Op], choose: Chooser) -> list[Region]:
     users = program.users()
     outputs = {v.name for v in _leaves(program.outputs)}
 
@@ -64,7 +119,7 @@ def partition(program: Program, choose: Chooser) -> list[Region]:
                    for name in names)
 
     regions: list[Region] = []
-    for group in _groups(program):
+    for group in _groups(ops):
         first = group[0]
         if is_pointwise(first):
             region = Region(kind="pointwise", ops=group)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .ir import Op, Value
-from .pointwise import chain_statements, external_inputs
+from .pointwise import chain_statements, external_inputs, runtime_scalars
 from .runtime_src import autotune
 
 # Launcher-side helpers shared by every GEMM region of a file (emitted once).
@@ -138,6 +138,8 @@ class GemmChain:
     def __init__(self, ops: list[Op], anchor: Value, prefix: str = "e"):
         self.ops, self.anchor, self.p = ops, anchor, prefix
         self.ext = external_inputs(ops, produced={anchor.name})
+        self.scalars = runtime_scalars(ops)
+        """Run-time Python numbers the chain reads (`/ math.sqrt(d)`): plain kernel arguments."""
 
     @property
     def empty(self) -> bool:
@@ -146,6 +148,7 @@ class GemmChain:
     def kernel_params(self) -> list[str]:
         p, n = self.p, len(self.ext)
         plain = [f"{p}_{f}{i}" for i in range(n) for f in ("in", "R1_", "R2_", "r0_", "r1_", "r2_", "c")]
+        plain += [f"{p}_k{j}" for j in range(len(self.scalars))]
         return plain + [f"{p}_RR{i}: tl.constexpr" for i in range(n)]
 
     def kernel_body(self, acc: str, rows: str, cols: str, mask: str, layout: str,
@@ -154,7 +157,7 @@ class GemmChain:
         columns; `layout` "rc": the tile is [rows, cols], "cr": [cols, rows], "flat": 1-D
         (rows and cols are per element). `mask` masks the tile, `col_mask` the columns."""
         p, lines = self.p, []
-        env = {self.anchor.name: acc}
+        env = {self.anchor.name: acc, **{v.name: f"{p}_k{j}" for j, v in enumerate(self.scalars)}}
         index = {v.name: i for i, v in enumerate(self.ext)}
         for op in self.ops:
             # Each operand is loaded right before its first use: fewer tiles live at once.
@@ -189,14 +192,17 @@ class GemmChain:
                "flat": f"{q('in')} + {q('ro')} + ({cols}) * {q('c')}"}[layout]
         return [*lines, f"    {q('x')} = tl.load({ptr}{m}){cast}"]
 
-    def launch_prelude(self, ext_args: list[str]) -> list[str]:
-        """Launcher lines defining `{p}_ops`, `{p}_args` and `{p}_kw` (needs out_shape, gshape)."""
+    def launch_prelude(self, ext_args: list[str], scalar_args: list[str] = ()) -> list[str]:
+        """Launcher lines defining `{p}_ops`, `{p}_args` and `{p}_kw` (needs out_shape, gshape);
+        `scalar_args` are the launcher's names for the run-time scalars, in order."""
         p = self.p
         lines = [f"{p}_ops, {p}_args, {p}_kw = [], [], {{}}"]
         for i, name in enumerate(ext_args):
             lines += [f"t, geo, {p}_kw['{p}_RR{i}'] = _gemm_ext({name}, out_shape, gshape)",
                       f"{p}_ops.append(t)",
                       f"{p}_args += [t, *geo]"]
+        if scalar_args:
+            lines.append(f"{p}_args += [{', '.join(scalar_args)}]")
         return lines
 
 

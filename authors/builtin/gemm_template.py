@@ -130,6 +130,7 @@ def precision(ctx: EmitContext, tf32: bool = False) -> str:
 class GemmTemplate(Template):
     kinds = ("linear", "matmul", "bmm")
     supports_epilogue = True
+    runtime_scalars = True
     configs = DEFAULT_CONFIGS
     tf32 = True
     """Use one-pass TF32 when the run's policy allows it (strict fp32: tf32x3 always)."""
@@ -200,8 +201,9 @@ class GemmTemplate(Template):
                         kernel_source(names["cols"], replace(fma, swap=True), chain,
                                       GEMV_CONFIGS)]
         ext = chain.ext if chain is not None else []
+        scalars = chain.scalars if chain is not None else []
         launcher = self.launcher(lname, op, opts, chain, names, len(ext))
-        args = [v.name for v in op.tensor_inputs()] + [v.name for v in ext]
+        args = [v.name for v in op.tensor_inputs()] + [v.name for v in ext] + [v.name for v in scalars]
         line = f"{out.name} = {lname}({', '.join(args)})"
         return Emitted(kernels=kernels, helpers=[launcher], lines=[line])
 
@@ -209,7 +211,8 @@ class GemmTemplate(Template):
                  n_ext: int) -> str:
         bias = opts.has_bias
         ext = [f"e{i}" for i in range(n_ext)]
-        sig = ["a", "b", *(["bias"] if bias else []), *ext]
+        scalars = [f"k{j}" for j in range(len(chain.scalars))] if chain is not None else []
+        sig = ["a", "b", *(["bias"] if bias else []), *ext, *scalars]
         dtype = (chain.ops[-1].out if chain is not None else op.out).meta.dtype
         body = [f"a, b, M, N, K, d0, d1, out_shape, gshape = _gemm_plan(a, b, {op.kind == 'linear'}, "
                 f"{self.fold})",
@@ -217,7 +220,7 @@ class GemmTemplate(Template):
                 "if c.numel() == 0:",
                 "    return c"]
         if chain is not None:
-            body += chain.launch_prelude(ext)
+            body += chain.launch_prelude(ext, scalars)
             cargs = ", *e_args, **e_kw"
             big = "_gemm_big(a, b, c, *e_ops)" if n_ext else "_gemm_big(a, b, c)"
         else:

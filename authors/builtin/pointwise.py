@@ -178,7 +178,29 @@ def is_pointwise(op: Op) -> bool:
     if op.kind in _LOSSES and (op.attrs.get("reduction") != "none" or any(
             op.attrs.get(k) is not None for k in ("size_average", "reduce", "weight"))):
         return False
-    return all(v.is_tensor or isinstance(v.const, (int, float, bool)) for v in op.inputs)
+    return all(v.is_tensor or isinstance(v.const, (int, float, bool))
+               or (is_runtime_scalar(v) and op.kind in SCALAR_OPERAND_OPS) for v in op.inputs)
+
+
+SCALAR_OPERAND_OPS = frozenset({"add", "sub", "rsub", "mul", "div"})
+"""Pointwise ops that may take a Python number known only at run time (`scores / math.sqrt(d)`,
+d from a shape) as an operand: templates with `Template.runtime_scalars` pass it as a kernel
+argument; the others leave such chains to PyTorch."""
+
+
+def is_runtime_scalar(v: Value) -> bool:
+    """A Python number computed in the forward (from shapes, say): neither a tensor nor a constant."""
+    return not v.is_tensor and v.const is None
+
+
+def runtime_scalars(ops: list[Op]) -> list[Value]:
+    """Run-time scalar operands of a chain, in first-use order."""
+    seen: dict[str, Value] = {}
+    for op in ops:
+        for v in op.inputs:
+            if is_runtime_scalar(v) and v.name not in seen:
+                seen[v.name] = v
+    return list(seen.values())
 
 
 def chain_statements(ops: list[Op], env: dict[str, str], prefix: str = "t") -> list[str]:
@@ -186,7 +208,10 @@ def chain_statements(ops: list[Op], env: dict[str, str], prefix: str = "t") -> l
     Triton variables (pre-filled with the loaded external inputs) and is extended in place."""
     lines = []
     for i, op in enumerate(ops):
-        args = [env[v.name] if v.is_tensor else _f(v.const) for v in op.inputs]
+        missing = [v.name for v in op.inputs if is_runtime_scalar(v) and v.name not in env]
+        if missing:  # the template must pass run-time scalars in (Template.runtime_scalars)
+            raise ValueError(f"run-time scalar operand(s) {missing} of {op.out.name} have no kernel argument")
+        args = [env[v.name] if v.is_tensor or v.name in env else _f(v.const) for v in op.inputs]
         var = f"{prefix}{len(env)}_{i}"
         lines.append(f"{var} = {TRITON[op.kind](args, op.attrs)}")
         env[op.out.name] = var

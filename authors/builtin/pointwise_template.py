@@ -9,7 +9,7 @@ operands that are plain contiguous tensors of the output's shape skip index arit
 from __future__ import annotations
 
 from .ir import Region
-from .pointwise import chain_statements, external_inputs
+from .pointwise import chain_statements, external_inputs, runtime_scalars
 from .runtime_src import COLLAPSE, autotune
 from .template_api import EmitContext, Emitted, Template
 
@@ -18,6 +18,7 @@ _LOW = {"torch.float16", "torch.bfloat16"}
 
 class FusedElementwise(Template):
     kinds = ("pointwise",)
+    runtime_scalars = True
     # Rationale: memory-bound streams want 16-byte accesses and several in flight per thread;
     # 1024-4096 elements per program with 4-8 warps covers both small and huge tensors.
     params = {"configs": [[(1024, 4, 2), (2048, 8, 2), (4096, 8, 2)]]}
@@ -28,6 +29,7 @@ class FusedElementwise(Template):
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
         ctx.share("collapse", COLLAPSE)
         ext = external_inputs(region.ops)
+        scalars = runtime_scalars(region.ops)
         outs = region.outputs
         kname, lname = ctx.name("pointwise_kernel"), ctx.name("pointwise")
         n_in = len(ext)
@@ -35,14 +37,15 @@ class FusedElementwise(Template):
         stride_args = [f"s{i}_{d}" for i in range(n_in) for d in range(4)]
         full_args = [f"FULL{i}: tl.constexpr" for i in range(n_in)]
         out_args = [f"out{j}" for j in range(len(outs))]
-        sig = ", ".join(out_args + in_args + ["n", "S1", "S2", "S3"] + stride_args
+        k_args = [f"k{j}" for j in range(len(scalars))]  # run-time Python numbers
+        sig = ", ".join(out_args + in_args + ["n", "S1", "S2", "S3"] + stride_args + k_args
                         + ["RANK: tl.constexpr", *full_args, "I64: tl.constexpr", "BLOCK: tl.constexpr"])
         body = ["pid = tl.program_id(0)",
                 "if I64:",
                 "    pid = pid.to(tl.int64)",
                 "offs = pid * BLOCK + tl.arange(0, BLOCK)",
                 "mask = offs < n"]
-        env: dict[str, str] = {}
+        env: dict[str, str] = {v.name: f"k{j}" for j, v in enumerate(scalars)}
         for i, v in enumerate(ext):
             cast = ".to(tl.float32)" if str(v.meta.dtype) in _LOW else ""
             body += [f"if FULL{i}:",
@@ -58,7 +61,8 @@ class FusedElementwise(Template):
         kernel = (autotune([(dict(BLOCK=b), w, s) for b, w, s in configs], ["n"]) + f"def {kname}({sig}):\n"
                   + "\n".join("    " + ln for ln in body))
         py_in = ", ".join(f"a{i}" for i in range(n_in))
-        launcher = [f"def {lname}({py_in}):",
+        py_k = "".join(f", k{j}" for j in range(len(scalars)))
+        launcher = [f"def {lname}({py_in}{py_k}):",
                     f"    shape = _bshape({', '.join(f'a{i}.shape' for i in range(n_in))})",
                     "    dev = a0.device"]
         for j, v in enumerate(outs):
@@ -79,10 +83,10 @@ class FusedElementwise(Template):
                      f"[{py_in}{',' if n_in == 1 else ''}])",
                      "    grid = lambda meta: (_cdiv(n, meta['BLOCK']),)",
                      f"    {kname}[grid]({', '.join(out_args)}, {py_in}, n, sizes[1], sizes[2], sizes[3], "
-                     "*[s for st in strides for s in st], RANK=rank, "
+                     f"*[s for st in strides for s in st]{py_k}, RANK=rank, "
                      + ", ".join(f"FULL{i}=full[{i}]" for i in range(n_in)) + ", I64=i64)",
                      f"    return {ret}"]
         names = ", ".join(v.name for v in outs)
-        args = ", ".join(v.name for v in ext)
+        args = ", ".join(v.name for v in [*ext, *scalars])
         return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
                        lines=[f"{names} = {lname}({args})"])

@@ -59,6 +59,9 @@ class Template:
     """Among matching templates of a candidate, the highest priority wins."""
     params: dict[str, list[Any]] = {}
     """Tunable parameters and their candidate values (the planner may pick one)."""
+    runtime_scalars: bool = False
+    """Fuses pointwise ops whose operand is a Python number known only at run time (pointwise.py
+    `is_runtime_scalar`), passing it as a kernel argument; other templates never see such ops."""
     graph_replay: str | None = None
     """A program template (by id) that wraps every candidate using this one: set by templates
     whose regions cost several host launches each, so that their forwards replay as one graph."""

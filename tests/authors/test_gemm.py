@@ -465,3 +465,26 @@ def test_fp16_parts_keep_fp32_accuracy_at_any_magnitude(lo: int, hi: int, sb: fl
     assert "_gemm_3xf16_kernel" in cand and run_static_checks(cand) == []
     result = evaluate(src, cand, trials=2)
     assert result.correct, result.reason
+
+
+@pytest.mark.parametrize(("a", "b"), [("64, 4096", "4096, 64"),  # one tile, long K: split K + reduce
+                                      ("5, 300", "300, 40"),  # M <= 8: the CUDA-core kernel on C^T
+                                      ("70, 48", "48, 50")])
+def test_run_time_scalar_epilogue_on_each_gemm_path(a: str, b: str) -> None:
+    """A shape-derived divisor (`/ math.sqrt(K)`) is a kernel argument of the fused epilogue on
+    the plain, split-K and matrix-vector paths alike."""
+    src = f'''
+import math
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.relu(torch.matmul(a, b) / math.sqrt(a.shape[-1]) - 0.0001 * b.shape[0])
+def get_inputs():
+    return [torch.randn({a}), torch.randn({b})]
+def get_init_inputs():
+    return []
+'''
+    cand = check(src, expect="gemm-epilogue-fusion")
+    fwd = cand.source[cand.source.index("    def forward"):]
+    assert "v_relu = _gemm_" in fwd  # the division and subtraction run in the GEMM's epilogue

@@ -62,3 +62,36 @@ def test_each_activation_matches_pytorch(act: str) -> None:
     cand = generate(src)
     result = evaluate(src, cand.source)
     assert result.correct, result.reason
+
+
+RUNTIME_SCALARS = '''
+import math
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x, y, a, b):
+        n = x.shape[-1]
+        z = torch.relu(x) * 2.0 / math.sqrt(n)       # a scalar of an input's shape, mid-chain
+        s = z.shape[0]                                # a shape of a value the chain makes
+        w = z * s - y
+        scores = torch.matmul(a, b.transpose(-2, -1)) / math.sqrt(a.shape[-1])
+        return w, torch.softmax(scores, dim=-1), torch.softmax(x / math.sqrt(n), dim=-1)
+def get_inputs():
+    return [torch.randn(5, 33), torch.randn(5, 33), torch.randn(2, 3, 17, 8), torch.randn(2, 3, 19, 8)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_run_time_scalars_are_kernel_arguments() -> None:
+    """Python numbers computed in forward (from shapes) enter fused chains as kernel arguments:
+    the elementwise chain and the GEMM epilogue take them; the shape ops run ahead of the GEMM so
+    its epilogue can fuse the division; a scalar of a value made inside a chain still works; a
+    template without run-time scalars (softmax's prologue) leaves the division to another kernel."""
+    cand = generate(RUNTIME_SCALARS)
+    fwd = cand.source[cand.source.index("    def forward"):]
+    assert {"fuse-elementwise-chain", "gemm-epilogue-fusion"} <= set(templates_used(cand))
+    assert " / " not in fwd.split("_gemm_")[1].split("\n")[0]  # the GEMM line takes the scalar
+    assert fwd.index("math.sqrt(v_getitem") < fwd.index("_gemm_")
+    result = evaluate(RUNTIME_SCALARS, cand.source, trials=2)
+    assert result.correct, result.reason
