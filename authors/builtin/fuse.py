@@ -69,19 +69,22 @@ def partition(program: Program, choose: Chooser) -> list[Region]:
     and `y / math.sqrt(d)` does not keep the division out of the GEMM's epilogue, and are placed
     back right after the region that makes their last input. Where that region is also one that
     reads them (a shape of a value made inside the same fused chain), they group as before."""
+    users = program.users()
+    outputs = {v.name for v in _leaves(program.outputs)}
     skip: set[int] = {id(op) for op in program.ops if _scalar_op(op)}
     while True:
-        regions, late = _partition(program, choose, skip)
+        regions, late = _partition(program, choose, skip, users, outputs)
         if not late:
             return regions
         skip -= late
 
 
-def _partition(program: Program, choose: Chooser, skip: set[int]) -> tuple[list[Region], set[int]]:
+def _partition(program: Program, choose: Chooser, skip: set[int], users: dict[str, list[Op]],
+               outputs: set[str]) -> tuple[list[Region], set[int]]:
     """Regions with the ops in `skip` placed after their producers; also the skipped ops that
     could not be placed (a reader in their producer's region)."""
     ops = [op for op in program.ops if id(op) not in skip]
-    regions = _regions(program, ops, choose)
+    regions = _regions(ops, choose, users, outputs)
     where = {v.name: i for i, r in enumerate(regions) for op in r.all_ops() for v in (op.out, *op.outs)}
     after: dict[int, list[Op]] = {}
     late: set[int] = set()
@@ -91,7 +94,6 @@ def _partition(program: Program, choose: Chooser, skip: set[int]) -> tuple[list[
         pos = max((where[v.name] for v in op.inputs if v.name in where), default=-1)
         after.setdefault(pos, []).append(op)
         where[op.out.name] = pos
-    users = program.users()
     for op in program.ops:
         if id(op) in skip and any(id(u) not in skip and where[u.out.name] <= where[op.out.name]
                                   for u in users.get(op.out.name, [])):
@@ -99,7 +101,6 @@ def _partition(program: Program, choose: Chooser, skip: set[int]) -> tuple[list[
     if late:
         return regions, late
     placed: list[Region] = []
-    outputs = {v.name for v in _leaves(program.outputs)}
     for i in range(-1, len(regions)):
         if i >= 0:
             placed.append(regions[i])
@@ -110,9 +111,7 @@ def _partition(program: Program, choose: Chooser, skip: set[int]) -> tuple[list[
     return placed, late
 
 
-def _regions(program: Program, ops: list[Op], choose: Chooser) -> list[Region]:
-    users = program.users()
-    outputs = {v.name for v in _leaves(program.outputs)}
+def _regions(ops: list[Op], choose: Chooser, users: dict[str, list[Op]], outputs: set[str]) -> list[Region]:
 
     def escapes(names: set[str], inside: set[str]) -> bool:
         return any(name in outputs or any(id(u) not in inside for u in users.get(name, []))

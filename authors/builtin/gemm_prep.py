@@ -122,24 +122,22 @@ def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, m_ptr, R, C, CP, B1, RT, s0,
                 mask=(r[:, None] < R) & (c[None, :] < C), other=0.0)
     o = (bid.to(tl.int64) * R + r[:, None]) * CP + c[None, :]
     m = (r[:, None] < R) & (c[None, :] < CP)
-    if SPLIT == 2:
-        # fp16 hi / lo of each row's BC-wide chunk scaled by 2^(14 - e), 2^e <= its max |x|: the
-        # scaled magnitudes stay below 2^15 (fp16 overflows at 65504). The inverse 2^(e - 14) goes
-        # to s_ptr ([.., R, CP / BC]) for the GEMM to undo it.
-        e = _gemm_pow2_exp(tl.max(tl.abs(x), axis=1))
+    if SPLIT >= 2:
+        # fp16 hi / lo of x scaled by 2^(14 - e): the scaled magnitudes stay below 2^15 (fp16
+        # overflows at 65504). SPLIT 2: 2^e <= the max |x| of each row's BC-wide chunk, and the
+        # inverse 2^(e - 14) goes to s_ptr ([.., R, CP / BC]) for the GEMM to undo it. SPLIT 3:
+        # 2^e <= a given bound on the row's |x| (m_ptr at bid * msb + r * msr, computed by the
+        # caller over more than one chunk): the consumer rebuilds the same inverse from it.
+        if SPLIT == 2:
+            e = _gemm_pow2_exp(tl.max(tl.abs(x), axis=1))
+        else:
+            e = _gemm_pow2_exp(tl.load(m_ptr + bid * msb + r * msr, mask=r < R, other=0.0))
         hi, lo = _gemm_split_f16(x * _gemm_exp2(14 - e)[:, None])
         tl.store(hi_ptr + o, hi, mask=m)
         tl.store(lo_ptr + o, lo, mask=m)
-        so = (bid.to(tl.int64) * R + r) * (CP // BC) + tl.program_id(1)
-        tl.store(s_ptr + so, _gemm_exp2(e - 14), mask=r < R)
-    elif SPLIT == 3:
-        # fp16 hi / lo scaled by 2^(14 - e), 2^e <= a given bound on the row's |x| (m_ptr at
-        # bid * msb + r * msr, computed by the caller over more than one chunk): the consumer
-        # rebuilds the same inverse from the same bound.
-        e = _gemm_pow2_exp(tl.load(m_ptr + bid * msb + r * msr, mask=r < R, other=0.0))
-        hi, lo = _gemm_split_f16(x * _gemm_exp2(14 - e)[:, None])
-        tl.store(hi_ptr + o, hi, mask=m)
-        tl.store(lo_ptr + o, lo, mask=m)
+        if SPLIT == 2:
+            so = (bid.to(tl.int64) * R + r) * (CP // BC) + tl.program_id(1)
+            tl.store(s_ptr + so, _gemm_exp2(e - 14), mask=r < R)
     elif SPLIT == 1:
         hi = _gemm_round_tf32(x)
         tl.store(hi_ptr + o, hi, mask=m)

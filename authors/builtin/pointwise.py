@@ -195,12 +195,7 @@ def is_runtime_scalar(v: Value) -> bool:
 
 def runtime_scalars(ops: list[Op]) -> list[Value]:
     """Run-time scalar operands of a chain, in first-use order."""
-    seen: dict[str, Value] = {}
-    for op in ops:
-        for v in op.inputs:
-            if is_runtime_scalar(v) and v.name not in seen:
-                seen[v.name] = v
-    return list(seen.values())
+    return _first_used(ops, is_runtime_scalar)
 
 
 def chain_statements(ops: list[Op], env: dict[str, str], prefix: str = "t") -> list[str]:
@@ -220,11 +215,18 @@ def chain_statements(ops: list[Op], env: dict[str, str], prefix: str = "t") -> l
 
 def external_inputs(ops: list[Op], produced: set[str] | None = None) -> list[Value]:
     """Tensor values the chain reads but does not produce, in first-use order."""
+    return _first_used(ops, lambda v: v.is_tensor, produced)
+
+
+def _first_used(ops: list[Op], keep: Callable[[Value], bool],
+                produced: set[str] | None = None) -> list[Value]:
+    """Inputs of the chain passing `keep` that neither `produced` nor the chain itself makes,
+    each once, in first-use order."""
     made = set(produced or ())
     seen: dict[str, Value] = {}
     for op in ops:
         for v in op.inputs:
-            if v.is_tensor and v.name not in made and v.name not in seen:
+            if keep(v) and v.name not in made and v.name not in seen:
                 seen[v.name] = v
         made.add(op.out.name)
     return list(seen.values())

@@ -14,27 +14,15 @@ Not a default until measured on the H200, though this is the category with the m
 from __future__ import annotations
 
 from kernelskill.authors.builtin.conv_pool_common import conv_ok
-from kernelskill.authors.builtin.conv_pool_gemm import GEMM_CONFIGS, emit_conv_gemm
+from kernelskill.authors.builtin.conv_pool_gemm import ConvGemmTemplate
 from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 
-class ConvTransposeGather(Template):
+class ConvTransposeGather(ConvGemmTemplate):
     kinds = ("conv_transpose",)
-    supports_epilogue = True
-    default = False
-    priority = 20
-    params = {"configs": [GEMM_CONFIGS], "parts": ["f16", "tf32"]}
-    # Each conv region costs three launches (two operand preparations and an autotuned kernel of
-    # ~40 arguments): 0.1-0.5 ms of host time per forward, measured on an H200 under the timing
-    # protocol (level2/05, 12, level3/04, 12), which graph replay removes.
-    graph_replay = "cuda-graph-replay"
 
     def match(self, region: Region) -> bool:
         return conv_ok(region, fp32_only=True) and region.anchor.kind == "conv_transpose"
-
-    def emit(self, region: Region, ctx: EmitContext) -> Emitted:
-        return emit_conv_gemm(region, ctx, GEMM_CONFIGS)
 
 
 TEMPLATE = ConvTransposeGather()

@@ -10,21 +10,14 @@ measured ~1.1x cuBLAS fp32 on plain GEMMs, plus the saved epilogue passes.
 from __future__ import annotations
 
 from kernelskill.authors.builtin.conv_pool_common import conv_ok, one_channel_groups, tup
-from kernelskill.authors.builtin.conv_pool_gemm import POINTWISE_CONFIGS, emit_conv_gemm
+from kernelskill.authors.builtin.conv_pool_gemm import POINTWISE_CONFIGS, ConvGemmTemplate
 from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 
-class PointwiseConvGemm(Template):
+class PointwiseConvGemm(ConvGemmTemplate):
     kinds = ("conv",)
-    supports_epilogue = True
-    default = False
     priority = 25
-    params = {"configs": [POINTWISE_CONFIGS], "parts": ["f16", "tf32"]}
-    # Each conv region costs three launches (two operand preparations and an autotuned kernel of
-    # ~40 arguments): 0.1-0.5 ms of host time per forward, measured on an H200 under the timing
-    # protocol (level2/05, 12, level3/04, 12), which graph replay removes.
-    graph_replay = "cuda-graph-replay"
+    params = {**ConvGemmTemplate.params, "configs": [POINTWISE_CONFIGS]}
 
     def match(self, region: Region) -> bool:
         op = region.anchor
@@ -34,9 +27,6 @@ class PointwiseConvGemm(Template):
         dims = a["dims"]
         one_tap = tup(a.get("kernel_size", 0), dims) == (1,) * dims
         return one_tap and tup(a.get("padding", 0), dims) == (0,) * dims
-
-    def emit(self, region: Region, ctx: EmitContext) -> Emitted:
-        return emit_conv_gemm(region, ctx, POINTWISE_CONFIGS)
 
 
 TEMPLATE = PointwiseConvGemm()
