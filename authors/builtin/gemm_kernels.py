@@ -121,9 +121,12 @@ class KernelOpts:
     (wgmma takes A from registers, so A needs no K-major copy; `al_ptr` is unused). With `swap`
     too, the launcher passes B^T as A and the prepared A^T as B: the small-M mirror."""
     f16: bool = False
-    """With `prep` (both sides): the parts are fp16 hi / lo of operands scaled by powers of two per
-    row and K chunk (gemm_prep.py; extra `sa_ptr` / `sb_ptr` to the inverse scales, BLOCK_K = the
-    chunk): fp16 tensor cores run at twice TF32's rate."""
+    """With `prep` (both sides): the parts are fp16 hi / lo of operands scaled by powers of two
+    (gemm_prep.py; fp16 tensor cores run at twice TF32's rate), with the constexpr ROW_SCALES
+    chosen by the launcher: per row of A / column of B and K chunk (False: `sa_ptr` / `sb_ptr` hold
+    the inverse scales, BLOCK_K = the chunk, applied to every K step's products), or per row /
+    column over all of K (True: they hold the bounds max |x| the preparation used, [batches, M] and
+    [batches, N]; constant along each output's K, so undone once after the loop)."""
 
 
 class GemmChain:
@@ -216,7 +219,8 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
               "s_ak", "s_b0", "s_b1", "s_bk", "s_bn", "s_bias", "K_CHUNK"]
     if chain is not None:
         params += chain.kernel_params()
-    params += ["I64: tl.constexpr", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr",
+    params += ["I64: tl.constexpr", *(["ROW_SCALES: tl.constexpr"] if opts.f16 else []),
+               "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr",
                "BLOCK_K: tl.constexpr", "GROUP_M: tl.constexpr"]
     b = ["pid = tl.program_id(0)",
          "num_pid_m = tl.cdiv(M, BLOCK_M)",
@@ -277,11 +281,12 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
               f"    part = tl.dot(a, bl{prec})",
               f"    part = tl.dot(al, b, acc=part{prec})",
               f"    part = tl.dot(a, b, acc=part{prec})",
-              *(["    # Undo this K chunk's row scales of A and column scales of B (exact powers of two);",
-                 "    # rows are K-contiguous with a length divisible by the chunk (= BLOCK_K).",
-                 "    fa = tl.load(sa_ptr + (a_boff + ram * s_am + k) // BLOCK_K)",
-                 "    fb = tl.load(sb_ptr + (b_boff + rbn * s_bn + k) // BLOCK_K)",
-                 "    part = part * (fa[:, None] * fb[None, :])"] if opts.f16 else []),
+              *(["    if not ROW_SCALES:",
+                 "        # Undo this K chunk's row scales of A and column scales of B (powers of two);",
+                 "        # rows are K-contiguous with a length divisible by the chunk (= BLOCK_K).",
+                 "        fa = tl.load(sa_ptr + (a_boff + ram * s_am + k) // BLOCK_K)",
+                 "        fb = tl.load(sb_ptr + (b_boff + rbn * s_bn + k) // BLOCK_K)",
+                 "        part = part * (fa[:, None] * fb[None, :])"] if opts.f16 else []),
               "    acc += part",
               *([] if opts.split_a else ["    al_ptrs += BLOCK_K * s_ak"]),
               "    bl_ptrs += BLOCK_K * s_bk"]
@@ -291,6 +296,13 @@ def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
         b.append("    acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)")
     b += ["    a_ptrs += BLOCK_K * s_ak",
           "    b_ptrs += BLOCK_K * s_bk"]
+    if opts.f16:
+        b += ["if ROW_SCALES:",
+              "    # Undo the row scales of A and column scales of B (powers of two rebuilt from the",
+              "    # bounds the preparation used; constant along K, so once per tile).",
+              "    fa = _gemm_exp2(_gemm_pow2_exp(tl.load(sa_ptr + bid * M + ram)) - 14)",
+              "    fb = _gemm_exp2(_gemm_pow2_exp(tl.load(sb_ptr + bid * N + rbn)) - 14)",
+              "    acc = acc * (fa[:, None] * fb[None, :])"]
     if opts.has_bias and not opts.split:
         b.append("acc += tl.load(bias_ptr + ram * s_bias)[:, None]" if opts.swap else
                  "acc += tl.load(bias_ptr + rbn * s_bias)[None, :]")

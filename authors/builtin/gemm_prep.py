@@ -10,7 +10,9 @@ With both operands prepared the parts are fp16: each row's 64-wide K chunk is fi
 power of two 2^(14 - e) (2^e <= the chunk's max |x| < 2^(e + 1), found in the same pass) so that
 hi = fp16(x s) and lo = fp16(x s - hi) carry 11 + 11 significant bits, as TF32 parts do, and every
 product hi*hi, hi*lo is exact in the fp32 accumulator; per K step the kernel multiplies its
-products by the chunk's inverse row and column scales (exact powers of two). fp16 tensor cores run
+products by the chunk's inverse row and column scales (exact powers of two). On large outputs the
+launcher scales whole rows instead (mode 3, bounds from one extra read; the kernel undoes them once
+after its K loop: gemm_template._F16_ROW_RULE). fp16 tensor cores run
 at twice TF32's rate and the parts take half the bytes. Elements more than ~2^24 below their
 chunk's largest lose bits in fp16's subnormals: an absolute error of at most ~2^-38 of that largest
 each, far below fp32 rounding of the dot products they enter. Measured on an H200 against TF32

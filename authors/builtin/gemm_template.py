@@ -71,6 +71,15 @@ PREP16_CONFIGS = [
     tile_config(128, 64, 64, 4, 4),
 ]
 
+# Rationale (H200, do_bench, tests/gpu/candidates_vs_eager.py, session 15): scales per row over all
+# of K ran the fp16 GEMM 11-22% faster than per-(row, K chunk) scales, whose loads and multiply
+# cost every K step (3840^3: 0.885 -> 0.725 ms; 3072 x 2560 x 4096: 0.570 -> 0.460), but their
+# bounds cost one more read of both operands, 4 (M + N) K bytes against 2 M N K flops: on a
+# 512-row MLP (N 1000-6144) the whole model ran 6% slower (1.394 -> 1.483 ms). Row scales when
+# 1/M + 1/N < 1/800 keeps each side where it won.
+_F16_ROW_RULE = "M * N >= 800 * (M + N)"
+_F16_ROWS = {"auto": _F16_ROW_RULE, "row": "True", "chunk": "False"}
+
 # The three-dot twins of a kernel: (name suffix, kernel name tag, KernelOpts changes) for `prep` 1,
 # 2 and 3 of the launcher.
 _TWINS = (("prep", "3xf16", dict(prep=True, f16=True)),
@@ -148,7 +157,13 @@ class GemmTemplate(Template):
     time: a tensor-core tile is >= 16 wide, so there it would be mostly padding."""
     fold = True
     """Fold A's batch into M when B is one matrix (off when the kernel needs per-matrix rows)."""
-    params = {"input_precision": ["tf32x3", "ieee"]}
+    params = {"input_precision": ["tf32x3", "ieee"], "f16_scales": ["auto", "row", "chunk"]}
+    # A prepared GEMM costs five host launches (two bounds, two preparations, the autotuned kernel
+    # of ~25 arguments), all issued before the kernel that does the work can start. Measured on an
+    # H200 under the timing protocol (session 15, default candidates, plain -> replayed): level1/01
+    # 1.02 -> 0.81 ms, level1/03 0.65 -> 0.54, level2/04 0.83 -> 0.60, level2/13 0.95 -> 0.75,
+    # level2/16 0.77 -> 0.57, level3/01 1.16 -> 1.02, level3/06 3.69 -> 2.02, level3/13 2.64 -> 2.18.
+    graph_replay = "cuda-graph-replay"
 
     def match(self, region: Region) -> bool:
         op = region.anchor
@@ -168,6 +183,11 @@ class GemmTemplate(Template):
         if f16:
             return ctx.params.get("prep16_configs") or self.prep16_configs
         return ctx.params.get("prep_configs") or self.prep_configs
+
+    def f16_scales(self, ctx: EmitContext) -> str:
+        """Scales of fp16 operand parts: "auto" (by output size, _F16_ROW_RULE), "row" or "chunk"."""
+        p = ctx.params.get("f16_scales", "auto")
+        return p if p in _F16_ROWS else "auto"
 
     # ---- emission ---------------------------------------------------------------------------
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
@@ -202,13 +222,13 @@ class GemmTemplate(Template):
                                       GEMV_CONFIGS)]
         ext = chain.ext if chain is not None else []
         scalars = chain.scalars if chain is not None else []
-        launcher = self.launcher(lname, op, opts, chain, names, len(ext))
+        launcher = self.launcher(lname, op, opts, chain, names, len(ext), _F16_ROWS[self.f16_scales(ctx)])
         args = [v.name for v in op.tensor_inputs()] + [v.name for v in ext] + [v.name for v in scalars]
         line = f"{out.name} = {lname}({', '.join(args)})"
         return Emitted(kernels=kernels, helpers=[launcher], lines=[line])
 
     def launcher(self, lname: str, op: Op, opts: KernelOpts, chain: GemmChain | None, names: dict[str, str],
-                 n_ext: int) -> str:
+                 n_ext: int, rows_rule: str = _F16_ROW_RULE) -> str:
         bias = opts.has_bias
         ext = [f"e{i}" for i in range(n_ext)]
         scalars = [f"k{j}" for j in range(len(chain.scalars))] if chain is not None else []
@@ -251,6 +271,7 @@ class GemmTemplate(Template):
                 "    return c"]
         if opts.precision in ("tf32x3", "tf32"):
             x3 = opts.precision == "tf32x3"
+            rows_a, rows_b = (f", {SCALE_K}, ra, M, 1", f", {SCALE_K}, rb, N, 1") if x3 else ("", "")
             body += [
                 # A copy pays only when each element feeds many outputs, hence the one-side modes
                 # for a small N or M; wgmma takes only its left operand from registers, hence C^T
@@ -267,11 +288,23 @@ class GemmTemplate(Template):
                 "    # copied is its own lo part (the kernel splits it or ignores the argument).",
                 "    al, bl = a, b",
                 "    psplit = 2 if prep == 1 else 1" if x3 else "    psplit = 0",
+                *(["    # fp16 scales per row of A / column of B over all of K (KernelOpts.f16): the bounds",
+                   "    # max |x| cost one more read of both operands, which pays on large outputs only",
+                   "    # (see _F16_ROW_RULE); otherwise per row and 64-wide K chunk.",
+                   f"    rows = prep == 1 and {rows_rule}",
+                   "    ra = rb = None",
+                   "    if rows:",
+                   "        psplit = 3",
+                   "        ra = torch.linalg.vector_norm(a, float('inf'), dim=-1).reshape(-1)",
+                   "        rb = torch.linalg.vector_norm(b, float('inf'), dim=-2).reshape(-1)"]
+                  if x3 else []),
                 "    if prep != 2:",
-                "        a, al, kp, ra = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, psplit)",
+                f"        a, al, kp, sa = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, psplit{rows_a})",
+                *(["        ra = ra if rows else sa"] if x3 else []),
                 "        d0, d1 = [d0[0], d1[0] * M * kp, d0[2]], [d1[0], M * kp, d1[2]]",
                 "    if prep != 3:",
-                "        b, bl, kp, rb = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, psplit)",
+                f"        b, bl, kp, sb = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, psplit{rows_b})",
+                *(["        rb = rb if rows else sb"] if x3 else []),
                 "        b, bl = b.transpose(-1, -2), bl.transpose(-1, -2)",
                 "        d0, d1 = [d0[0], d0[1], d1[0] * N * kp], [d1[0], d1[1], N * kp]",
                 "    if prep == 1:",
@@ -337,7 +370,7 @@ class GemmTemplate(Template):
         if f"{kind}_prep" not in names:
             return [indent + plain]
         return [f"{indent}if prep == 1:",
-                f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, ra, rb, {rest})",
+                f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, ra, rb, {rest}, ROW_SCALES=rows)",
                 f"{indent}elif prep == 2:",
                 f"{indent}    {names[kind + '_prepb']}[{grid}](a, b, al, bl, {rest})",
                 f"{indent}elif prep == 3:",

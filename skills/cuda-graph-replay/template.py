@@ -12,7 +12,8 @@ input signature into a `torch.cuda.CUDAGraph` and replays it on the current stre
   it overwritten by the next replay);
 - warm-up runs the eager forward once on the current stream before capture, so Triton
   compiles and autotunes, and cuBLAS / cuDNN initialise, outside the capture;
-- CPU tensors, autograd-enabled calls and unusual arguments take the plain forward.
+- CPU tensors, autograd-enabled calls, unusual arguments and inputs above 256 MB in total (whose
+  copy would cost about what replay saves) take the plain forward.
 It works on any candidate (templated, or the verbatim forward when torch.fx cannot trace),
 and declines sources that synchronise with the host inside forward (`.item()`, `.cpu()`,
 `nonzero`, ...), which cannot be captured.
@@ -29,12 +30,25 @@ EAGER = "_eager_forward"
 GRAPHS = "_cuda_graphs"
 
 HELPERS = '''
+# Rationale: each call copies its inputs into the graph's static buffers (read + write), ~0.15 ms
+# per 256 MB on an H200, while replay saves the forward's host launch time (0.1-1.7 ms measured
+# under the timing protocol on GEMM- and conv-led models, session 15): above this size the copy
+# would cost about what it saves, so such calls run the plain forward.
+_GRAPH_MAX_INPUT_BYTES = 256 << 20
+
+
+def _graph_small(tensors):
+    """Inputs whose copy into the static buffers costs less than replay saves."""
+    return sum(t.numel() * t.element_size() for t in tensors) <= _GRAPH_MAX_INPUT_BYTES
+
+
 def _graph_ready(args):
-    """Replay only CUDA tensors (and plain scalars) with autograd off: a captured graph records
-    no autograd history, and the CPU has no graphs."""
+    """Replay only CUDA tensors (and plain scalars) of moderate total size with autograd off: a
+    captured graph records no autograd history, and the CPU has no graphs."""
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     plain = all(isinstance(a, (torch.Tensor, int, float, bool, str, type(None))) for a in args)
-    return plain and bool(tensors) and all(t.is_cuda for t in tensors) and not torch.is_grad_enabled()
+    return (plain and bool(tensors) and all(t.is_cuda for t in tensors) and not torch.is_grad_enabled()
+            and _graph_small(tensors))
 
 
 def _graph_signature(module, args):

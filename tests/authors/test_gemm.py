@@ -13,13 +13,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import author_util
 import pytest
-from author_util import evaluate, problem
+from author_util import evaluate, forward_text, problem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.gemm_prep import PREP_MIN
+from kernelskill.authors.builtin.gemm_template import _F16_ROW_RULE
 from kernelskill.authors.builtin.pointwise_template import FusedElementwise
 from kernelskill.authors.builtin.templates import load_templates
 from kernelskill.eval.api import evaluate as evaluate_api
@@ -147,9 +149,15 @@ def at_threshold(cand: Candidate, threshold: int) -> str:
     return src
 
 
-def prepared(cand: Candidate) -> str:
-    """The candidate with the preparation threshold at 1: both operands prepared at any size."""
-    return at_threshold(cand, 1)
+def prepared(cand: Candidate, scales: str = "auto") -> str:
+    """The candidate with the preparation threshold at 1: both operands prepared at any size, their
+    fp16 parts scaled per row and K chunk at these sizes ("auto"), or per row over all of K ("row")."""
+    src = at_threshold(cand, 1)
+    if scales == "row":
+        rule = f"rows = prep == 1 and {_F16_ROW_RULE}"
+        assert rule in src
+        src = src.replace(rule, "rows = prep == 1")
+    return src
 
 
 PREP_FORMS = [  # (expression, a, b) with {m}, {k}, {n} filled in
@@ -164,15 +172,15 @@ PREP_FORMS = [  # (expression, a, b) with {m}, {k}, {n} filled in
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(form=st.sampled_from(PREP_FORMS), m=st.integers(9, 70), k=st.integers(1, 70), n=st.integers(9, 70),
-       tail=st.sampled_from(EPILOGUES[:3]))
+       tail=st.sampled_from(EPILOGUES[:3]), scales=st.sampled_from(["auto", "row"]))
 def test_prepared_operands_any_shape_and_view(form: tuple[str, str, str], m: int, k: int, n: int,
-                                              tail: str) -> None:
+                                              tail: str, scales: str) -> None:
     expr, a, b = form
     a, b = (x.format(m=m, k=k, n=n, k2=2 * k) for x in (a, b))
     src = src_of(expr, a, b, v="1", k=k, n=n, tail=tail.replace("self.p", "1.5"))
     cand = gen(src)
     assert "_gemm_3xf16_kernel" in cand.source
-    result = evaluate(src, prepared(cand), trials=1)
+    result = evaluate(src, prepared(cand, scales), trials=1)
     assert result.correct, result.reason
     assert result.custom_kernels >= 2  # the preparation pass and the three-dot GEMM
 
@@ -255,9 +263,10 @@ def test_default_gemm_splits_long_k_at_run_time_also_on_prepared_operands() -> N
     assert "gemm-split-k" not in used(cand) and "_gemm_splitk_3xf16_kernel" in cand.source
     plain = evaluate(src, cand.source, trials=1)
     assert plain.correct and plain.custom_kernels == 2  # K chunks, then the reduction
-    prep = evaluate(src, prepared(cand), trials=1)
-    assert prep.correct, prep.reason
-    assert prep.custom_kernels == 3  # preparation, K chunks on prepared operands, reduction
+    for scales in ("auto", "row"):  # per (row, K chunk), then per row: each chunk scales once
+        prep = evaluate(src, prepared(cand, scales), trials=1)
+        assert prep.correct, prep.reason
+        assert prep.custom_kernels == 3  # preparation, K chunks on prepared operands, reduction
 
 
 @pytest.mark.parametrize(("m", "n", "kernel"), [(PREP_MIN, PREP_MIN + 3, "_gemm_3xf16_kernel"),
@@ -453,15 +462,16 @@ def get_init_inputs():
 '''
 
 
+@pytest.mark.parametrize("scales", ["auto", "row"])
 @pytest.mark.parametrize(("lo", "hi", "sb"), [(-6, 6, 1.0),  # rows over 12 decades
                                               (20, 22, 1e-18), (-32, -30, 1e25),  # beyond fp16's range
                                               (0, 0, 0.0)])  # an all-zero operand (scale 1)
-def test_fp16_parts_keep_fp32_accuracy_at_any_magnitude(lo: int, hi: int, sb: float) -> None:
-    # Each row's K chunk is scaled by a power of two into fp16's range before its hi / lo split, and
-    # each K step's products by the inverses; magnitudes far outside fp16's range and rows 10^12
-    # apart keep fp32-class accuracy (the float64 comparison judges it).
+def test_fp16_parts_keep_fp32_accuracy_at_any_magnitude(lo: int, hi: int, sb: float, scales: str) -> None:
+    # Each row (and K chunk, "auto" at these sizes) is scaled by a power of two into fp16's range
+    # before its hi / lo split, and the products by the inverses; magnitudes far outside fp16's
+    # range and rows 10^12 apart keep fp32-class accuracy (the float64 comparison judges it).
     src = WIDE.format(lo=lo, hi=hi, sb=sb)
-    cand = prepared(gen(src))
+    cand = prepared(gen(src), scales)
     assert "_gemm_3xf16_kernel" in cand and run_static_checks(cand) == []
     result = evaluate(src, cand, trials=2)
     assert result.correct, result.reason
@@ -486,5 +496,17 @@ def get_init_inputs():
     return []
 '''
     cand = check(src, expect="gemm-epilogue-fusion")
-    fwd = cand.source[cand.source.index("    def forward"):]
+    fwd = forward_text(cand.source)
     assert "v_relu = _gemm_" in fwd  # the division and subtraction run in the GEMM's epilogue
+
+
+def test_gemm_forwards_replay_as_a_graph() -> None:
+    """A prepared GEMM issues five host launches before its kernel can start, so the GEMM templates
+    ask for CUDA-graph replay of the whole forward; on CPU tensors the wrapper runs the plain
+    forward, which is judged here."""
+    src = src_of("torch.relu(a @ b + self.p)", "70, 48", "48, 50", n=50)
+    cand = author_util.generate(src)  # every template (this file's author has the GEMM family only)
+    assert "cuda-graph-replay" in used(cand) and "def _eager_forward(" in cand.source
+    assert run_static_checks(cand.source) == []
+    result = evaluate(src, cand.source, trials=1)
+    assert result.correct, result.reason

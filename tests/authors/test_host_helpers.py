@@ -2,17 +2,24 @@
 microseconds per forward: `_bshape` for torch.broadcast_shapes (the same result or the same
 refusal on any shapes), `_cdiv` and `_npow2` for triton.cdiv and triton.next_power_of_2."""
 
+import importlib.util
+import tempfile
+from pathlib import Path
+
 import pytest
 import torch
 import triton
-import triton.language as tl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kernelskill.authors.builtin.runtime_src import COLLAPSE
 
-NS: dict = {"torch": torch, "triton": triton, "tl": tl}
-exec(compile(COLLAPSE, "<COLLAPSE>", "exec"), NS)  # noqa: S102  (our own generated-code runtime)
-bshape, cdiv, npow2 = NS["_bshape"], NS["_cdiv"], NS["_npow2"]
+# Loaded from a file, as a candidate is: outside the interpreter @triton.jit reads its source there.
+_path = Path(tempfile.mkdtemp()) / "collapse_runtime.py"
+_path.write_text("import torch\nimport triton\nimport triton.language as tl\n" + COLLAPSE)
+_spec = importlib.util.spec_from_file_location("collapse_runtime", _path)
+NS = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(NS)
+bshape, cdiv, npow2 = NS._bshape, NS._cdiv, NS._npow2
 
 dims = st.sampled_from([0, 1, 1, 2, 3, 5])
 shapes = st.lists(st.lists(dims, max_size=5).map(tuple), min_size=1, max_size=4)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from author_util import evaluate, generate, templates_used
+from author_util import evaluate, forward_text, generate, templates_used
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,7 +89,7 @@ def test_run_time_scalars_are_kernel_arguments() -> None:
     its epilogue can fuse the division; a scalar of a value made inside a chain still works; a
     template without run-time scalars (softmax's prologue) leaves the division to another kernel."""
     cand = generate(RUNTIME_SCALARS)
-    fwd = cand.source[cand.source.index("    def forward"):]
+    fwd = forward_text(cand.source)
     assert {"fuse-elementwise-chain", "gemm-epilogue-fusion"} <= set(templates_used(cand))
     assert " / " not in fwd.split("_gemm_")[1].split("\n")[0]  # the GEMM line takes the scalar
     assert fwd.index("math.sqrt(v_getitem") < fwd.index("_gemm_")

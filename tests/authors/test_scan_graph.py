@@ -298,6 +298,22 @@ def test_graph_wrapper_declines_host_syncs_and_keeps_init() -> None:
     assert run_static_checks(last_init) == [] and run_static_checks(no_init) == []
 
 
+def test_graph_wrapper_runs_large_inputs_plainly() -> None:
+    """Each replay copies the inputs into the graph's buffers, so inputs above 256 MB in total take
+    the plain forward (the copy would cost about what replay saves); meta tensors hold no memory."""
+    from kernelskill.authors.builtin.templates import load_templates
+
+    helpers = load_templates()[GRAPH].wrap.__globals__["HELPERS"]
+    ns: dict = {"torch": torch}
+    exec(compile(helpers, "<graph helpers>", "exec"), ns)  # noqa: S102  (the wrapper's own helpers)
+    small = ns["_graph_small"]
+    mb = 1 << 20
+    assert small([torch.empty(64 * mb, device="meta")])  # 256 MB of fp32: at the limit
+    assert not small([torch.empty(64 * mb + 1, device="meta")])
+    assert not small([torch.empty(40 * mb, device="meta"), torch.empty(25 * mb, device="meta")])  # in total
+    assert small([torch.empty(100 * mb, dtype=torch.float16, device="meta")])  # bytes, not elements
+
+
 def _wrap():  # noqa: ANN202
     from kernelskill.authors.builtin.templates import load_templates
 

@@ -31,6 +31,17 @@ def load(path: str):  # noqa: ANN201
     return mod
 
 
+def tuned(mod) -> str:  # noqa: ANN001
+    """The autotuned kernels' chosen configurations: BLOCK sizes, warps, stages."""
+    picks = []
+    for name, o in vars(mod).items():
+        cfg = getattr(o, "best_config", None) if isinstance(o, triton.runtime.autotuner.Autotuner) else None
+        if cfg is not None and ("gemm" in name or "conv" in name):
+            blocks = "x".join(str(v) for k, v in cfg.kwargs.items() if k.startswith("BLOCK"))
+            picks.append(f"{name.strip('_')}:{blocks}/{cfg.num_warps}w{cfg.num_stages}s")
+    return " ".join(picks)
+
+
 def cuda(xs: list) -> list:
     return [x.cuda() if isinstance(x, torch.Tensor) else x for x in xs]
 
@@ -82,7 +93,8 @@ def main() -> None:
                     v = compare(new(*x), o64, o32)
                 t = bench(new)
                 verdict = "ok" if v.ok else f"WRONG: {str(v.reason)[:80]}"
-                cells.append(f"{m['variant']} {t:.3f} ({te / t:.2f}x, {verdict})")
+                cells.append(f"{m['variant']} {t:.3f} ({te / t:.2f}x, {verdict}, err {v.max_abs_err:.1e} vs "
+                             f"torch {v.torch_err:.1e}) {tuned(mod)}")
             except Exception as e:  # noqa: BLE001
                 cells.append(f"{m['variant']} FAILED {type(e).__name__}: {str(e)[:150]}")
             torch.cuda.empty_cache()
