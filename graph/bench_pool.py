@@ -31,6 +31,26 @@ class PoolError(Exception):
     """A worker could not start: nothing can run (one line, with where its log is)."""
 
 
+CPUS_ENV = "KERNELSKILL_WORKER_CPUS"
+"""The CPUs a worker pins itself (and the evaluator processes it starts) to: comma-separated ids."""
+
+
+def cpu_shares(cpus: list[int], workers: int) -> list[list[int]]:
+    """Disjoint, contiguous shares of `cpus` for GPU bench workers, or no shares (run unpinned)
+    when there is one worker or fewer than two CPUs each.
+
+    Rationale: a worker's torch.compile baseline compiles with a process pool as wide as the
+    CPUs it may use, and Triton autotunes on the host too; meanwhile another worker may be timing
+    a candidate under the protocol, where host launch time counts. Disjoint shares keep one
+    worker's compile burst off the cores another is timing on (re-timings of the same candidate
+    differed by up to 40% on a 2-GPU host, unexplained; see
+    problems/measurements/h200-2026-11-30-rowscale)."""
+    if workers < 2 or len(cpus) < 2 * workers:
+        return []
+    size = len(cpus) // workers
+    return [cpus[i * size:(i + 1) * size] for i in range(workers)]
+
+
 @dataclass
 class WorkerSpec:
     label: str  # "GPU 0", "cpu", "job 2": said in progress lines

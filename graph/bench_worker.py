@@ -11,6 +11,7 @@ worker interrupts itself (the evaluator's cleanup kills its child) and exits.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -22,6 +23,8 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from .bench_pool import CPUS_ENV
 
 Say = Callable[[str], None]
 Runner = Callable[[dict[str, Any], Say], None]
@@ -63,15 +66,26 @@ def make_runner(setup: dict[str, Any]) -> Runner:
 def _logger(out: Path) -> tuple[Say, Callable[[], None]]:
     out.mkdir(parents=True, exist_ok=True)
     f = (out / "log.txt").open("a", buffering=1)
+    cpus = f" CPUs {os.environ[CPUS_ENV]}" if os.environ.get(CPUS_ENV) else ""
     f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} worker pid {os.getpid()} "
-            f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}\n")
+            f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}{cpus}\n")
     return (lambda line: f.write(line + "\n")), f.close
+
+
+def pin_cpus() -> None:
+    """Pin this worker, and so the evaluator processes it starts, to the pool's CPU share
+    (bench_pool.cpu_shares); nothing to do without one or where the OS cannot pin."""
+    share = os.environ.get(CPUS_ENV, "")
+    if share and hasattr(os, "sched_setaffinity"):
+        with contextlib.suppress(OSError, ValueError):  # CPUs gone or not allowed: run unpinned
+            os.sched_setaffinity(0, {int(c) for c in share.split(",")})
 
 
 def main() -> int:
     # Ctrl-C and the self-interrupt below must raise KeyboardInterrupt even if this process was started
     # with SIGINT ignored (as `cmd &` in a script does): that is what runs the evaluator's cleanup.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    pin_cpus()
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # libraries that print must not corrupt the protocol: their stdout goes to the log
 

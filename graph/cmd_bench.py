@@ -122,7 +122,7 @@ def _absolute(paths: list[str]) -> list[str]:
 
 
 def _workers(args: argparse.Namespace, s: BenchSettings) -> list[Any]:
-    from .bench_pool import WorkerSpec
+    from .bench_pool import CPUS_ENV, WorkerSpec, cpu_shares
     from .cli import UsageError
 
     if args.jobs is not None and args.jobs < 1:
@@ -142,8 +142,11 @@ def _workers(args: argparse.Namespace, s: BenchSettings) -> list[Any]:
             raise UsageError("no GPU is visible: use --device cpu, or run on a machine with a CUDA GPU")
         # Indices are relative to the GPUs this process sees, which CUDA_VISIBLE_DEVICES may already narrow.
         names = [x for x in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
-        return [WorkerSpec(f"GPU {i}", {"CUDA_VISIBLE_DEVICES": names[i] if i < len(names) else str(i)})
-                for i in ids]
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        shares = cpu_shares(cpus, len(ids))
+        return [WorkerSpec(f"GPU {i}", {"CUDA_VISIBLE_DEVICES": names[i] if i < len(names) else str(i),
+                                        **({CPUS_ENV: ",".join(map(str, shares[k]))} if shares else {})})
+                for k, i in enumerate(ids)]
     if args.gpus:
         raise UsageError("--gpus needs --device cuda (and no --server: the server owns its GPUs)")
     label = "server" if s.server else "cpu"

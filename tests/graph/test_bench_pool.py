@@ -4,11 +4,13 @@ replaced, and a worker that cannot start stops the bench with one line."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from kernelskill.graph.bench_pool import PoolError, WorkerPool, WorkerSpec
+from kernelskill.graph.bench_pool import CPUS_ENV, PoolError, WorkerPool, WorkerSpec, cpu_shares
 
 FAKE = """
 import json, os, sys
@@ -63,3 +65,27 @@ def test_a_failing_callback_stops_the_workers(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="disk full"):
         p.run([{"key": k} for k in "abcdef"], boom)
     assert all(w is None or w.proc.poll() is not None for w in p.workers)
+
+
+def test_gpu_workers_get_disjoint_cpu_shares() -> None:
+    assert cpu_shares(list(range(32)), 2) == [list(range(16)), list(range(16, 32))]
+    assert cpu_shares([0, 2, 4, 6, 8, 10, 12], 3) == [[0, 2], [4, 6], [8, 10]]  # the rest stay unused
+    assert cpu_shares(list(range(32)), 1) == []  # one worker: nothing to share
+    assert cpu_shares([0, 1, 2], 2) == []  # under two CPUs each: run unpinned
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="the OS cannot pin CPUs")
+def test_a_worker_pins_itself_and_its_children_to_its_share() -> None:
+    mine = sorted(os.sched_getaffinity(0))
+    show = "import os; print(sorted(os.sched_getaffinity(0)))"
+    code = ("import os, subprocess, sys\n"
+            "from kernelskill.graph.bench_worker import pin_cpus\n"
+            "pin_cpus()\n"
+            f"child = subprocess.run([sys.executable, '-c', {show!r}], capture_output=True, text=True)\n"
+            "print(child.stdout, end='')\n"
+            f"{show}\n")
+    for share, want in ((str(mine[0]), [mine[0]]), ("", mine), ("99999", mine)):  # bad ids: unpinned
+        env = {**os.environ, CPUS_ENV: share}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+        assert out[:2] == [str(want), str(want)]  # the evaluator it starts, then the worker
