@@ -39,6 +39,11 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds is not None and args.rounds < 1:
         raise UsageError("--rounds must be at least 1")
     device, size = resolve_device(args.device, args.size)
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():  # say so now, not after a run that can only keep the reference
+            raise UsageError("CUDA requested but no GPU is visible to PyTorch; use --device cpu")
     cfg = cfg.override("run", device=device, size=size, author=args.author, rounds=args.rounds,
                        allow_tf32=args.allow_tf32)
     cfg = cfg.override("llm", model=args.model, base_url=args.base_url)
