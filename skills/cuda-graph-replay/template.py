@@ -11,7 +11,8 @@ input signature into a `torch.cuda.CUDAGraph` and replays it on the current stre
   computes on its own inputs), and outputs are cloned (a caller keeping an output never sees
   it overwritten by the next replay);
 - warm-up runs the eager forward once on the current stream before capture, so Triton
-  compiles and autotunes, and cuBLAS / cuDNN initialise, outside the capture;
+  compiles and autotunes, and cuBLAS / cuDNN initialise, outside the capture; the module's
+  buffers (running statistics) are restored after it, so each call updates them once;
 - CPU tensors, autograd-enabled calls, unusual arguments and inputs above 256 MB in total (whose
   copy would cost about what replay saves) take the plain forward.
 It works on any candidate (templated, or the verbatim forward when torch.fx cannot trace),
@@ -81,8 +82,12 @@ def forward(self, *args):
     if entry is None:
         static_in = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
         # Warm-up on the current stream, outside the capture: Triton compiles and autotunes,
-        # cuBLAS / cuDNN create their handles and workspaces.
+        # cuBLAS / cuDNN create their handles and workspaces. Buffers it updates (a training-mode
+        # norm's running statistics) are put back, so a call updates them once, as eager does.
+        saved = [(b, b.clone()) for b in self.buffers()]
         self.{EAGER}(*static_in)
+        for b, v in saved:
+            b.copy_(v)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             static_out = self.{EAGER}(*static_in)

@@ -353,6 +353,54 @@ def test_graph_replay_on_gpu(name: str, tmp_path: Path) -> None:
     assert len(model._cuda_graphs) == 3
 
 
+BN_MODEL = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(40, 24)
+        self.bn = nn.BatchNorm1d(24)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.lin(x)))
+
+
+def get_inputs():
+    return [torch.randn(9, 40)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.gpu
+def test_graph_replay_updates_running_statistics_once_per_call(tmp_path: Path) -> None:
+    """Warm-up before capture runs the forward once more; the buffers it touched are restored, so
+    a training-mode norm's running statistics match eager's after every call."""
+    cand = generate(BN_MODEL, skill=GRAPH)
+    assert GRAPH in templates_used(cand)
+    mod = _load(cand.source, tmp_path, "graph_cand_bn")
+    ref_mod = _load(BN_MODEL, tmp_path, "graph_ref_bn")
+    sys.modules.pop("graph_cand_bn", None)
+    sys.modules.pop("graph_ref_bn", None)
+    torch.manual_seed(0)
+    model = mod.ModelNew().cuda()
+    torch.manual_seed(0)
+    ref = ref_mod.Model().cuda()
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(9, 40, device="cuda")
+            torch.testing.assert_close(model(x), ref(x), rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(model.bn.running_mean, ref.bn.running_mean, rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(model.bn.running_var, ref.bn.running_var, rtol=1e-5, atol=1e-6)
+        assert len(model._cuda_graphs) == 1
+        assert int(model.bn.num_batches_tracked) == int(ref.bn.num_batches_tracked) == 3
+
+
 GPU_SCANS = [
     ("torch.cumsum(x, dim=1)", "torch.randn(2000, 33000)"),
     ("torch.cumprod(x, dim=1)", near_one("6000, 8960")),
