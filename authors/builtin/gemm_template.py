@@ -75,7 +75,7 @@ PREP16_CONFIGS = [
 # of K ran the fp16 GEMM 11-22% faster than per-(row, K chunk) scales, whose loads and multiply
 # cost every K step (3840^3: 0.885 -> 0.725 ms; 3072 x 2560 x 4096: 0.570 -> 0.460), but their
 # bounds cost one more read of both operands, 4 (M + N) K bytes against 2 M N K flops: on a
-# 512-row MLP (N 1000-6144) the whole model ran 6% slower (1.394 -> 1.483 ms). Row scales when
+# 512-row MLP (N 1000-6144) the whole model ran 1.01 -> 1.43 ms. Row scales when
 # 1/M + 1/N < 1/800 keeps each side where it won.
 _F16_ROW_RULE = "M * N >= 800 * (M + N)"
 _F16_ROWS = {"auto": _F16_ROW_RULE, "row": "True", "chunk": "False"}
@@ -291,20 +291,20 @@ class GemmTemplate(Template):
                 *(["    # fp16 scales per row of A / column of B over all of K (KernelOpts.f16): the bounds",
                    "    # max |x| cost one more read of both operands, which pays on large outputs only",
                    "    # (see _F16_ROW_RULE); otherwise per row and 64-wide K chunk.",
-                   f"    rows = prep == 1 and {rows_rule}",
+                   f"    row_scaled = prep == 1 and {rows_rule}",
                    "    ra = rb = None",
-                   "    if rows:",
+                   "    if row_scaled:",
                    "        psplit = 3",
                    "        ra = torch.linalg.vector_norm(a, float('inf'), dim=-1).reshape(-1)",
                    "        rb = torch.linalg.vector_norm(b, float('inf'), dim=-2).reshape(-1)"]
                   if x3 else []),
                 "    if prep != 2:",
                 f"        a, al, kp, sa = _gemm_prep(a, nb, d1[0], d0[1], d1[1], True, psplit{rows_a})",
-                *(["        ra = ra if rows else sa"] if x3 else []),
+                *(["        ra = ra if row_scaled else sa"] if x3 else []),
                 "        d0, d1 = [d0[0], d1[0] * M * kp, d0[2]], [d1[0], M * kp, d1[2]]",
                 "    if prep != 3:",
                 f"        b, bl, kp, sb = _gemm_prep(b, nb, d1[0], d0[2], d1[2], False, psplit{rows_b})",
-                *(["        rb = rb if rows else sb"] if x3 else []),
+                *(["        rb = rb if row_scaled else sb"] if x3 else []),
                 "        b, bl = b.transpose(-1, -2), bl.transpose(-1, -2)",
                 "        d0, d1 = [d0[0], d0[1], d1[0] * N * kp], [d1[0], d1[1], N * kp]",
                 "    if prep == 1:",
@@ -370,7 +370,8 @@ class GemmTemplate(Template):
         if f"{kind}_prep" not in names:
             return [indent + plain]
         return [f"{indent}if prep == 1:",
-                f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, ra, rb, {rest}, ROW_SCALES=rows)",
+                f"{indent}    {names[kind + '_prep']}[{grid}](a, b, al, bl, ra, rb, {rest}, "
+                "ROW_SCALES=row_scaled)",
                 f"{indent}elif prep == 2:",
                 f"{indent}    {names[kind + '_prepb']}[{grid}](a, b, al, bl, {rest})",
                 f"{indent}elif prep == 3:",

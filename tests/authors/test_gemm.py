@@ -154,9 +154,9 @@ def prepared(cand: Candidate, scales: str = "auto") -> str:
     fp16 parts scaled per row and K chunk at these sizes ("auto"), or per row over all of K ("row")."""
     src = at_threshold(cand, 1)
     if scales == "row":
-        rule = f"rows = prep == 1 and {_F16_ROW_RULE}"
+        rule = f"row_scaled = prep == 1 and {_F16_ROW_RULE}"
         assert rule in src
-        src = src.replace(rule, "rows = prep == 1")
+        src = src.replace(rule, "row_scaled = prep == 1")
     return src
 
 
