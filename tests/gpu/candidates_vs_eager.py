@@ -12,6 +12,7 @@ Outputs of the H200 runs in problems/measurements/h200-2026-11-30-conv16/.
 """
 # ruff: noqa: B023  (each timing lambda runs inside its own loop iteration)
 import copy
+import gc
 import importlib.util
 import json
 import sys
@@ -97,6 +98,11 @@ def main() -> None:
                              f"torch {v.torch_err:.1e}) {tuned(mod)}")
             except Exception as e:  # noqa: BLE001
                 cells.append(f"{m['variant']} FAILED {type(e).__name__}: {str(e)[:150]}")
+            # Free this variant's model, and with it any captured CUDA graphs and their memory pools,
+            # before the next one is timed (a plain candidate once ran 1.8x slower after other
+            # problems' graph variants in the same process: rowscale measurements, not explained).
+            mod = new = None
+            gc.collect()
             torch.cuda.empty_cache()
         name = f.split("/", 1)[1][:-3]
         print(f"{name:48s} " + "; ".join(cells) + f" [{time.time() - t0:.0f}s]", flush=True)
