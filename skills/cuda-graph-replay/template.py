@@ -13,8 +13,8 @@ input signature into a `torch.cuda.CUDAGraph` and replays it on the current stre
 - warm-up runs the eager forward once on the current stream before capture, so Triton
   compiles and autotunes, and cuBLAS / cuDNN initialise, outside the capture; the module's
   buffers (running statistics) are restored after it, so each call updates them once;
-- CPU tensors, autograd-enabled calls, unusual arguments and inputs above 256 MB in total (whose
-  copy would cost about what replay saves) take the plain forward.
+- CPU tensors, autograd-enabled calls, unusual arguments, and inputs plus outputs above 384 MB in
+  total (whose copies would cost about what replay saves) take the plain forward.
 It works on any candidate (templated, or the verbatim forward when torch.fx cannot trace),
 and declines sources that synchronise with the host inside forward (`.item()`, `.cpu()`,
 `nonzero`, ...), which cannot be captured.
@@ -31,16 +31,29 @@ EAGER = "_eager_forward"
 GRAPHS = "_cuda_graphs"
 
 HELPERS = '''
-# Rationale: each call copies its inputs into the graph's static buffers (read + write), ~0.15 ms
-# per 256 MB on an H200, while replay saves the forward's host launch time (0.1-1.7 ms measured
-# under the timing protocol on GEMM- and conv-led models, session 15): above this size the copy
-# would cost about what it saves, so such calls run the plain forward.
-_GRAPH_MAX_INPUT_BYTES = 256 << 20
+# Rationale: each call copies its inputs into the graph's static buffers and its outputs out of
+# them (read + write each: ~0.16 ms per 256 MB on an H200), while replay saves the forward's host
+# launch time, 0.25-0.35 ms gross on a single GEMM or conv region and up to 1.7 ms on a transformer
+# block (timing protocol, sessions 14-15; a conv model with 281 MB of inputs and outputs still
+# gained 0.07 ms net). Break-even is near 500 MB for one region; above this size the forward runs
+# plainly.
+_GRAPH_MAX_BYTES = 384 << 20
 
 
 def _graph_small(tensors):
-    """Inputs whose copy into the static buffers costs less than replay saves."""
-    return sum(t.numel() * t.element_size() for t in tensors) <= _GRAPH_MAX_INPUT_BYTES
+    """Inputs and outputs whose copies cost less than replay saves."""
+    return sum(t.numel() * t.element_size() for t in tensors) <= _GRAPH_MAX_BYTES
+
+
+def _graph_tensors(out):
+    """The tensors in a forward's outputs (a tensor, or nested tuples, lists and dicts)."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _graph_tensors(o)]
+    if isinstance(out, dict):
+        return [t for o in out.values() for t in _graph_tensors(o)]
+    return []
 
 
 def _graph_ready(args):
@@ -79,13 +92,21 @@ def forward(self, *args):
         return self.{EAGER}(*args)
     key = _graph_signature(self, args)
     entry = self.{GRAPHS}.get(key)
+    if entry is False:  # outputs too large to copy out cheaply (see below)
+        return self.{EAGER}(*args)
     if entry is None:
         static_in = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
         # Warm-up on the current stream, outside the capture: Triton compiles and autotunes,
-        # cuBLAS / cuDNN create their handles and workspaces. Buffers it updates (a training-mode
-        # norm's running statistics) are put back, so a call updates them once, as eager does.
+        # cuBLAS / cuDNN create their handles and workspaces.
         saved = [(b, b.clone()) for b in self.buffers()]
-        self.{EAGER}(*static_in)
+        warm = self.{EAGER}(*static_in)
+        if not _graph_small([a for a in args if isinstance(a, torch.Tensor)] + _graph_tensors(warm)):
+            # Copying these outputs out of a graph on every call would cost about what replay
+            # saves: this signature runs plainly from now on, and the warm-up was this call.
+            self.{GRAPHS}[key] = False
+            return warm
+        # Buffers the warm-up updated (a training-mode norm's running statistics) are put back,
+        # so a call updates them once, as eager does.
         for b, v in saved:
             b.copy_(v)
         graph = torch.cuda.CUDAGraph()

@@ -299,8 +299,9 @@ def test_graph_wrapper_declines_host_syncs_and_keeps_init() -> None:
 
 
 def test_graph_wrapper_runs_large_inputs_plainly() -> None:
-    """Each replay copies the inputs into the graph's buffers, so inputs above 256 MB in total take
-    the plain forward (the copy would cost about what replay saves); meta tensors hold no memory."""
+    """Each replay copies the inputs into the graph's buffers and the outputs out of them, so inputs
+    plus outputs above 384 MB in total take the plain forward (the copies would cost about what
+    replay saves); meta tensors hold no memory."""
     from kernelskill.authors.builtin.templates import load_templates
 
     helpers = load_templates()[GRAPH].wrap.__globals__["HELPERS"]
@@ -308,10 +309,12 @@ def test_graph_wrapper_runs_large_inputs_plainly() -> None:
     exec(compile(helpers, "<graph helpers>", "exec"), ns)  # noqa: S102  (the wrapper's own helpers)
     small = ns["_graph_small"]
     mb = 1 << 20
-    assert small([torch.empty(64 * mb, device="meta")])  # 256 MB of fp32: at the limit
-    assert not small([torch.empty(64 * mb + 1, device="meta")])
-    assert not small([torch.empty(40 * mb, device="meta"), torch.empty(25 * mb, device="meta")])  # in total
-    assert small([torch.empty(100 * mb, dtype=torch.float16, device="meta")])  # bytes, not elements
+    assert small([torch.empty(96 * mb, device="meta")])  # 384 MB of fp32: at the limit
+    assert not small([torch.empty(96 * mb + 1, device="meta")])
+    assert not small([torch.empty(60 * mb, device="meta"), torch.empty(37 * mb, device="meta")])  # in total
+    assert small([torch.empty(150 * mb, dtype=torch.float16, device="meta")])  # bytes, not elements
+    out = torch.empty(mb, device="meta")
+    assert ns["_graph_tensors"]({"a": (out, [out, 3]), "b": None}) == [out, out]  # nested outputs
 
 
 def _wrap():  # noqa: ANN202
@@ -399,6 +402,45 @@ def test_graph_replay_updates_running_statistics_once_per_call(tmp_path: Path) -
             torch.testing.assert_close(model.bn.running_var, ref.bn.running_var, rtol=1e-5, atol=1e-6)
         assert len(model._cuda_graphs) == 1
         assert int(model.bn.num_batches_tracked) == int(ref.bn.num_batches_tracked) == 3
+
+
+BIG_OUT = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(64, 16400))
+
+    def forward(self, x):
+        return torch.relu(x @ self.w)
+
+
+def get_inputs():
+    return [torch.randn(8192, 64)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.gpu
+def test_graph_replay_leaves_large_outputs_to_the_plain_forward(tmp_path: Path) -> None:
+    """A 538 MB output would be copied out of the graph on every call: its signature is marked
+    plain after the first call (whose result is the warm-up's), and later calls run eagerly."""
+    cand = generate(BIG_OUT, skill=GRAPH)
+    mod = _load(cand.source, tmp_path, "graph_cand_big")
+    sys.modules.pop("graph_cand_big", None)
+    torch.manual_seed(0)
+    model = mod.ModelNew().cuda()
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(8192, 64, device="cuda")
+            torch.testing.assert_close(model(x), model._eager_forward(x), rtol=1e-5, atol=1e-5)
+        assert list(model._cuda_graphs.values()) == [False]
 
 
 GPU_SCANS = [
