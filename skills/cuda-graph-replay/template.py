@@ -46,7 +46,7 @@ def _graph_small(tensors):
 
 
 def _graph_tensors(out):
-    """The tensors in a forward's outputs (a tensor, or nested tuples, lists and dicts)."""
+    """The tensors in a forward's arguments or outputs (a tensor, or nested tuples, lists and dicts)."""
     if isinstance(out, torch.Tensor):
         return [out]
     if isinstance(out, (tuple, list)):
@@ -100,7 +100,7 @@ def forward(self, *args):
         # cuBLAS / cuDNN create their handles and workspaces.
         saved = [(b, b.clone()) for b in self.buffers()]
         warm = self.{EAGER}(*static_in)
-        if not _graph_small([a for a in args if isinstance(a, torch.Tensor)] + _graph_tensors(warm)):
+        if not _graph_small(_graph_tensors((args, warm))):
             # Copying these outputs out of a graph on every call would cost about what replay
             # saves: this signature runs plainly from now on, and the warm-up was this call.
             self.{GRAPHS}[key] = False

@@ -2,23 +2,18 @@
 microseconds per forward: `_bshape` for torch.broadcast_shapes (the same result or the same
 refusal on any shapes), `_cdiv` and `_npow2` for triton.cdiv and triton.next_power_of_2."""
 
-import importlib.util
-import tempfile
-from pathlib import Path
-
 import pytest
 import torch
 import triton
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kernelskill.authors.builtin.runtime_src import COLLAPSE
+from kernelskill.eval.problem import exec_module
 
-# Loaded from a file, as a candidate is: outside the interpreter @triton.jit reads its source there.
-_path = Path(tempfile.mkdtemp()) / "collapse_runtime.py"
-_path.write_text("import torch\nimport triton\nimport triton.language as tl\n" + COLLAPSE)
-_spec = importlib.util.spec_from_file_location("collapse_runtime", _path)
-NS = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(NS)
+# Executed as the evaluator executes a candidate: outside the interpreter @triton.jit reads its
+# source, which exec_module registers under the file name.
+NS = exec_module("import torch\nimport triton\nimport triton.language as tl\n" + COLLAPSE,
+                 "collapse_runtime.py", "collapse")
 bshape, cdiv, npow2 = NS._bshape, NS._cdiv, NS._npow2
 
 dims = st.sampled_from([0, 1, 1, 2, 3, 5])

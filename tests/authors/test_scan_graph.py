@@ -356,28 +356,8 @@ def test_graph_replay_on_gpu(name: str, tmp_path: Path) -> None:
     assert len(model._cuda_graphs) == 3
 
 
-BN_MODEL = """
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(40, 24)
-        self.bn = nn.BatchNorm1d(24)
-
-    def forward(self, x):
-        return torch.relu(self.bn(self.lin(x)))
-
-
-def get_inputs():
-    return [torch.randn(9, 40)]
-
-
-def get_init_inputs():
-    return []
-"""
+BN_MODEL = problem("torch.relu(self.bn(self.lin(x)))", "torch.randn(9, 40)",
+                   init="self.lin = nn.Linear(40, 24)\nself.bn = nn.BatchNorm1d(24)")
 
 
 @pytest.mark.gpu
@@ -404,27 +384,8 @@ def test_graph_replay_updates_running_statistics_once_per_call(tmp_path: Path) -
         assert int(model.bn.num_batches_tracked) == int(ref.bn.num_batches_tracked) == 3
 
 
-BIG_OUT = """
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.w = nn.Parameter(torch.randn(64, 16400))
-
-    def forward(self, x):
-        return torch.relu(x @ self.w)
-
-
-def get_inputs():
-    return [torch.randn(8192, 64)]
-
-
-def get_init_inputs():
-    return []
-"""
+BIG_OUT = problem("torch.relu(x @ self.w)", "torch.randn(8192, 64)",
+                  init="self.w = nn.Parameter(torch.randn(64, 16400))")
 
 
 @pytest.mark.gpu
