@@ -2,19 +2,25 @@
 
 `capture()` traces `Model` with torch.fx, propagates shapes by running the traced graph on the
 problem's inputs (real CPU tensors at the small size, meta tensors at full size), and lowers
-every node into the IR. When tracing fails
-(data-dependent Python control flow, unsupported constructs), it raises CaptureError and the
+every node into the IR. Where plain fx fails on Python control flow over shapes (a time loop of
+`range(x.shape[1])`), a meta-tensor tracer retries with concrete shapes and unrolls it. When both
+fail (data-dependent control flow, unsupported constructs), it raises CaptureError and the
 author falls back to whole-forward strategies that need no graph.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import inspect
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.fx
+from torch.fx.experimental.meta_tracer import MetaTracer
 
 from ...eval.harness import seeded
 from ...eval.problem import LoadedProblem, load_problem
@@ -101,26 +107,48 @@ class _RenameSuper(ast.NodeTransformer):
 _FACTORIES = ("ones", "zeros", "full", "empty", "arange", "eye", "tril_indices", "triu_indices")
 
 
+@contextlib.contextmanager
+def _factories_traced(tracer: torch.fx.Tracer) -> Iterator[None]:
+    """While tracing, torch.<factory> called with a proxy argument becomes a graph node."""
+    originals = {name: getattr(torch, name) for name in _FACTORIES}
+
+    def wrap(fn: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            leaves = [*args, *kwargs.values()]
+            leaves += [x for a in args if isinstance(a, (tuple, list)) for x in a]
+            if any(isinstance(x, torch.fx.Proxy) for x in leaves):
+                return tracer.create_proxy("call_function", fn, args, kwargs)
+            return fn(*args, **kwargs)
+        return call
+
+    for name, fn in originals.items():
+        setattr(torch, name, wrap(fn))
+    try:
+        yield
+    finally:
+        for name, fn in originals.items():
+            setattr(torch, name, fn)
+
+
 class _FactoryTracer(torch.fx.Tracer):
     def trace(self, root: Any, concrete_args: Any = None) -> torch.fx.Graph:
-        originals = {name: getattr(torch, name) for name in _FACTORIES}
-
-        def wrap(fn: Any) -> Any:
-            def call(*args: Any, **kwargs: Any) -> Any:
-                leaves = [*args, *kwargs.values()]
-                leaves += [x for a in args if isinstance(a, (tuple, list)) for x in a]
-                if any(isinstance(x, torch.fx.Proxy) for x in leaves):
-                    return self.create_proxy("call_function", fn, args, kwargs)
-                return fn(*args, **kwargs)
-            return call
-
-        for name, fn in originals.items():
-            setattr(torch, name, wrap(fn))
-        try:
+        with _factories_traced(self):
             return super().trace(root, concrete_args)
-        finally:
-            for name, fn in originals.items():
-                setattr(torch, name, fn)
+
+
+class _ShapeTracer(MetaTracer):
+    """The fallback when plain fx fails: proxies carry meta tensors, so `x.shape`, `x.size()` and
+    `x.dim()` are concrete numbers and Python control flow on them runs while tracing (`for t in
+    range(x.shape[1])` unrolls). The graph is specialised to the traced shapes: capture() traces
+    at the size the candidate is evaluated at."""
+
+    def trace_inputs(self, root: torch.nn.Module, inputs: list[Any]) -> torch.fx.Graph:
+        names = list(inspect.signature(root.forward).parameters)
+        metas = {n: x.to("meta") for n, x in zip(names, inputs, strict=False) if isinstance(x, torch.Tensor)}
+        concrete = {n: x for n, x in zip(names, inputs, strict=False) if not isinstance(x, torch.Tensor)}
+        with _factories_traced(self), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "could not compute metadata": shapes it could are kept
+            return self.trace(root, meta_args=metas, concrete_args=concrete or None)
 
 
 def capture(problem_source: str, filename: str = "<problem>", size: str = "small") -> Captured:
@@ -155,8 +183,11 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
     try:
         gm = torch.fx.GraphModule(model, _FactoryTracer().trace(model))
     except Exception as e:
-        raise CaptureError(f"torch.fx could not trace Model.forward: {type(e).__name__}: "
-                           f"{str(e).splitlines()[0][:200]}") from None
+        first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+        try:
+            gm = torch.fx.GraphModule(model, _ShapeTracer().trace_inputs(model, inputs))
+        except Exception:
+            raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
     return model, inputs, gm
 
 

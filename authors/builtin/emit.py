@@ -92,14 +92,16 @@ def assemble(program: Program, preamble: str, regions: list[Region], emitted: li
 
 
 _DEF = re.compile(r"def (\w+)\(")
+_WORD = re.compile(r"\b\w+\b")
 
 
 def rename(text: str, aliases: dict[str, str]) -> str:
     """`text` with every identifier in `aliases` replaced by its target."""
     if not aliases:
         return text
-    pattern = r"\b(" + "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True)) + r")\b"
-    return re.sub(pattern, lambda m: aliases[m.group(1)], text)
+    # One word pattern and a dict lookup: an alternation of every alias, compiled anew as the
+    # aliases grow, made this quadratic (minutes for an unrolled 200-step loop).
+    return _WORD.sub(lambda m: aliases.get(m.group(0), m.group(0)), text)
 
 
 def dedupe(defs: list[str], aliases: dict[str, str]) -> tuple[list[str], dict[str, str]]:

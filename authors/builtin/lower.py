@@ -98,7 +98,20 @@ SPECS.update({
     "kl_div": ("kl_div", 2, ("size_average", "reduce", "reduction", "log_target"),
                {"reduction": "mean", "log_target": False}),
     "cosine_similarity": ("cosine_similarity", 2, ("dim", "eps"), {"dim": 1, "eps": 1e-8}),
+    "cosine_embedding_loss": ("cosine_embedding_loss", 3, ("margin", "size_average", "reduce", "reduction"),
+                              {"margin": 0.0, "reduction": "mean"}),
 })
+# Loss modules: the functional kind and the module attributes that are its keyword arguments
+# (nn.CrossEntropyLoss(weight=...) keeps its weight as a buffer: left to PyTorch when set).
+_LOSS_MODULES: dict[type, tuple[str, tuple[str, ...]]] = {
+    nn.MSELoss: ("mse_loss", ("reduction",)), nn.L1Loss: ("l1_loss", ("reduction",)),
+    nn.SmoothL1Loss: ("smooth_l1_loss", ("reduction", "beta")),
+    nn.HuberLoss: ("huber_loss", ("reduction", "delta")),
+    nn.KLDivLoss: ("kl_div", ("reduction", "log_target")),
+    nn.CrossEntropyLoss: ("cross_entropy", ("reduction", "ignore_index", "label_smoothing")),
+    nn.CosineEmbeddingLoss: ("cosine_embedding_loss", ("reduction", "margin")),
+    nn.CosineSimilarity: ("cosine_similarity", ("dim", "eps")),
+}
 # Functional pooling (F.max_pool2d, F.avg_pool3d, F.adaptive_avg_pool2d ...): the same kinds and
 # attrs as the nn.*Pool modules in lower_module; stride None means stride = kernel_size.
 _POOL_DEFAULTS = {"stride": None, "padding": 0, "dilation": 1, "ceil_mode": False, "count_include_pad": True,
@@ -264,9 +277,11 @@ class _Lowerer:
             t = getattr(mod, attr, None)
             return Value(f"{p}.{attr}", meta=_meta(t), is_param=True) if isinstance(t, torch.Tensor) else None
 
+        t = type(mod)
+        if t in _LOSS_MODULES and not node.kwargs and all(v.is_tensor for v in x):
+            return self.lower_loss_module(mod, x, out, expr)
         if node.kwargs or len(x) != 1 and not isinstance(mod, nn.Bilinear):
             return Op("torch", x, out, {}, expr)
-        t = type(mod)
         if t in _MODULE_ACTS:
             return Op(_MODULE_ACTS[t], x, out, {}, expr)
         if t is nn.GELU:
@@ -339,6 +354,18 @@ class _Lowerer:
         if isinstance(mod, nn.Flatten):
             return Op("flatten", x, out, {"args": (mod.start_dim, mod.end_dim), "kwargs": {}}, expr)
         return Op("torch", x, out, {}, expr)
+
+
+    def lower_loss_module(self, mod: nn.Module, x: list[Value], out: Value, expr: str) -> Op:
+        """A loss module as its functional kind, with the attributes the functional form traces."""
+        kind, names = _LOSS_MODULES[type(mod)]
+        spec = SPECS[kind]
+        if len(x) != spec[1] or getattr(mod, "weight", None) is not None:
+            return Op("torch", x, out, {}, expr)
+        attrs = {**spec[3], **{k: getattr(mod, k) for k in names}}
+        if kind != "cosine_similarity":
+            attrs.update(size_average=None, reduce=None)
+        return Op(kind, x, out, attrs, expr)
 
 
 def _qualname(target: Any) -> str:

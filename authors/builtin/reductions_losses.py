@@ -1,5 +1,6 @@
 """Losses as reductions: elementwise losses summed to a scalar, cross entropy (class-index or
-probability targets, label smoothing, ignore_index) and cosine similarity per row.
+probability targets, label smoothing, ignore_index), cosine similarity and the cosine embedding
+loss per row.
 
 Each builds a RedSpec for reductions_codegen, so losses get the same layouts (row / column
 tiles, any class dim position, strided or broadcast operands), prologue / epilogue fusion and
@@ -171,5 +172,50 @@ def cosine_spec(region: Region, operands: list) -> RedSpec:
                    out_dtypes=[str(a.out.meta.dtype)])
 
 
-__all__ = ["LOSS_RUNTIME", "cosine_ok", "cosine_spec", "cross_entropy_ok", "cross_entropy_spec",
-           "elementwise_loss_ok", "elementwise_loss_spec"]
+# ---- cosine embedding loss ---------------------------------------------------------------------
+# ATen's formula (Loss.cpp): cos = x1.x2 / sqrt((|x1|^2 + 1e-12) (|x2|^2 + 1e-12)); the loss is
+# 1 - cos where y == 1, max(0, cos - margin) where y == -1 and 0 for any other label.
+_CEL_EPS = 1e-12
+
+
+def cosine_embedding_ok(region: Region) -> bool:
+    a = region.anchor
+    if a.kind != "cosine_embedding_loss" or len(a.inputs) != 3 or not _no_reduction_args(a.attrs):
+        return False
+    x1, x2, y = a.inputs
+    if not (_floats(x1, x2) and y.is_tensor) or y.meta.dtype == torch.bool:
+        return False
+    if a.attrs.get("reduction") not in ("none", "mean", "sum") or not isinstance(a.attrs.get("margin"),
+                                                                                 (int, float)):
+        return False
+    rank = x1.meta.rank
+    # The reduced dim is the last one of 1-D / 2-D inputs; the labels index the rows.
+    return rank in (1, 2) and x1.meta.shape == x2.meta.shape and y.meta.shape == x1.meta.shape[:-1]
+
+
+def cosine_embedding_spec(region: Region, operands: list) -> RedSpec:
+    a = region.anchor
+    x1, x2, y = a.inputs
+    rank = x1.meta.rank
+    red = a.attrs["reduction"]
+    yj = next(j for j, v in enumerate(operands) if v.name == y.name)
+    e, margin = _f(_CEL_EPS), _f(float(a.attrs["margin"]))
+
+    def fin(st: list[str]) -> tuple[list[str], list[str]]:
+        cos = f"{st[0]} / tl.sqrt(({st[1]} + {e}) * ({st[2]} + {e}))"
+        loss = f"tl.where(lab == 1, 1.0 - cos, tl.where(lab == -1, tl.maximum(cos - {margin}, 0.0), 0.0))"
+        return [f"cos = {cos}"], [loss]
+    # Not splittable: the labels are loaded next to the row's operands, which a combine kernel lacks.
+    reducer = Reducer(inits=["0.0", "0.0", "0.0"], splittable=False,
+                      elem_fn=lambda g: [f"{g.vals[0]} * {g.vals[1]}", f"{g.vals[0]} * {g.vals[0]}",
+                                         f"{g.vals[1]} * {g.vals[1]}"], fin_fn=fin)
+    prep = [f"a{j}.unsqueeze({rank - 1})" if j == yj else f"a{j}" for j in range(len(operands))]
+    return RedSpec(operands=operands, dims=[rank - 1], keepdim=False, reducer=reducer,
+                   vals=[x1.name, x2.name], prologue=list(region.prologue), epilogue=list(region.epilogue),
+                   anchor_out=a.out, out_dtypes=[str(a.out.meta.dtype)], prep=prep, row_ops=(yj,),
+                   extra_fin=[f"lab = tl.load(x{yj} + b{yj}, mask=rmask, other=0)"],
+                   scalar=None if red == "none" else red)
+
+
+__all__ = ["LOSS_RUNTIME", "cosine_embedding_ok", "cosine_embedding_spec", "cosine_ok", "cosine_spec",
+           "cross_entropy_ok", "cross_entropy_spec", "elementwise_loss_ok", "elementwise_loss_spec"]

@@ -10,6 +10,8 @@ from .pointwise import external_inputs
 from .reductions_codegen import DEFAULTS, RedSpec, emit_reduction
 from .reductions_losses import (
     LOSS_RUNTIME,
+    cosine_embedding_ok,
+    cosine_embedding_spec,
     cosine_ok,
     cosine_spec,
     cross_entropy_ok,
@@ -114,7 +116,8 @@ class ReductionTemplate(Template):
 
 class LossTemplate(Template):
     """Losses as reductions: elementwise losses to a scalar ('mean' / 'sum' / 'batchmean'), cross
-    entropy and cosine similarity per row (then 'mean' / 'sum' over rows)."""
+    entropy, cosine similarity and the cosine embedding loss per row (then 'mean' / 'sum' over
+    rows)."""
 
     kinds: tuple[str, ...] = ()
     supports_prologue = True
@@ -132,13 +135,19 @@ class LossTemplate(Template):
                 e.name for e in external_inputs(region.prologue)})
         if a.kind == "cosine_similarity":
             return cosine_ok(region)
+        if a.kind == "cosine_embedding_loss":
+            # The labels are loaded once per row, so the prologue must not read them.
+            return cosine_embedding_ok(region) and not (region.prologue and a.inputs[2].name in {
+                e.name for e in external_inputs(region.prologue)})
         return elementwise_loss_ok(region)
 
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
         a = region.anchor
-        operands = tile_operands(region, [v for v in a.inputs[:2]])
+        operands = tile_operands(region, list(a.inputs[:3 if a.kind == "cosine_embedding_loss" else 2]))
         if a.kind == "cross_entropy":
             spec = cross_entropy_spec(region, operands)
+        elif a.kind == "cosine_embedding_loss":
+            spec = cosine_embedding_spec(region, operands)
         elif a.kind == "cosine_similarity":
             spec = cosine_spec(region, operands)
         else:

@@ -13,8 +13,8 @@ input signature into a `torch.cuda.CUDAGraph` and replays it on the current stre
 - warm-up runs the eager forward once on the current stream before capture, so Triton
   compiles and autotunes, and cuBLAS / cuDNN initialise, outside the capture; the module's
   buffers (running statistics) are restored after it, so each call updates them once;
-- CPU tensors, autograd-enabled calls, unusual arguments, and inputs plus outputs above 384 MB in
-  total (whose copies would cost about what replay saves) take the plain forward.
+- CPU tensors, autograd-enabled calls, unusual arguments, and inputs plus outputs above 192 MB in
+  total (whose copies cost more than replay saves) take the plain forward.
 It works on any candidate (templated, or the verbatim forward when torch.fx cannot trace),
 and declines sources that synchronise with the host inside forward (`.item()`, `.cpu()`,
 `nonzero`, ...), which cannot be captured.
@@ -32,12 +32,12 @@ GRAPHS = "_cuda_graphs"
 
 HELPERS = '''
 # Rationale: each call copies its inputs into the graph's static buffers and its outputs out of
-# them (read + write each: ~0.16 ms per 256 MB on an H200), while replay saves the forward's host
-# launch time, 0.25-0.35 ms gross on a single GEMM or conv region and up to 1.7 ms on a transformer
-# block (timing protocol, sessions 14-15; a conv model with 281 MB of inputs and outputs still
-# gained 0.07 ms net). Break-even is near 500 MB for one region; above this size the forward runs
-# plainly.
-_GRAPH_MAX_BYTES = 384 << 20
+# them, while replay saves the forward's host launch time (0.15-0.35 ms on one prepared GEMM, up
+# to 1.7 ms on a transformer block). Single strict-fp32 GEMMs on an H200 under the timing protocol
+# (session 16, plain -> replayed): 136 MB of inputs plus outputs 0.81 -> 0.67 ms, 169 MB 1.08 ->
+# 0.85 ms, but 295 MB 0.67 -> 0.84 ms and 382 MB 0.80 -> 1.04 ms. Above this size the forward
+# runs plainly.
+_GRAPH_MAX_BYTES = 192 << 20
 
 
 def _graph_small(tensors):

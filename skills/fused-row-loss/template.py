@@ -1,5 +1,6 @@
 """Default per-row loss template: cross entropy (class-index or probability targets, label
-smoothing, ignore_index; reduction none / mean / sum) and cosine similarity, in one pass.
+smoothing, ignore_index; reduction none / mean / sum), cosine similarity and the cosine embedding
+loss, in one pass.
 
 Cross entropy keeps an online log-sum-exp (plus the row's logit sum for label smoothing) per
 lane, gathers the target logit once per row, and reduces the per-row losses to per-program
@@ -13,7 +14,7 @@ from kernelskill.authors.builtin.reductions_templates import LossTemplate
 
 
 class FusedRowLoss(LossTemplate):
-    kinds = ("cross_entropy", "cosine_similarity")
+    kinds = ("cross_entropy", "cosine_similarity", "cosine_embedding_loss")
 
 
 TEMPLATE = FusedRowLoss()

@@ -128,3 +128,56 @@ def test_size_dependent_suite_problems_are_correct_at_full_size_on_gpu(key: str)
                      problem_name=key)
     assert r.correct, r.reason
     assert r.custom_kernels >= 1
+
+
+LOOP = '''
+import torch
+import torch.nn as nn
+
+BATCH = 3
+STEPS = 6
+DIM = 10
+SMALL = {"STEPS": 4}
+
+
+class Model(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.inp = nn.Linear(dim, dim)
+        self.rec = nn.Linear(dim, dim, bias=False)
+
+    def forward(self, x):
+        proj = self.inp(x)
+        h = x.new_zeros(x.shape[0], x.shape[2])
+        outs = []
+        for t in range(x.size(1)):  # plain fx cannot iterate over a traced size
+            h = torch.tanh(proj[:, t] + self.rec(h))
+            outs.append(h * 0.5)
+        return torch.stack(outs, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, STEPS, DIM)]
+
+
+def get_init_inputs():
+    return [DIM]
+'''
+
+
+@pytest.mark.parametrize("size", ["small", "full"])
+def test_time_loop_over_a_traced_size_unrolls_at_the_evaluated_size(size: str) -> None:
+    steps = {"small": 4, "full": 6}[size]
+    cap = capture(LOOP, "<p>", size)
+    assert sum(op.kind == "tanh" for op in cap.program.ops) == steps
+    cand = generate(LOOP, size=size)
+    r = evaluate(LOOP, cand.source, size=size)
+    assert r.correct, r.reason
+    assert r.custom_kernels >= 1
+
+
+def test_data_dependent_control_flow_is_still_a_capture_error() -> None:
+    ret = "        return torch.stack(outs, dim=1)"
+    src = LOOP.replace(ret, "        if x.sum() > 0:\n            outs = outs[::-1]\n" + ret)
+    with pytest.raises(CaptureError):
+        capture(src, "<p>", "small")

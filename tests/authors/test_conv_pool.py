@@ -268,7 +268,8 @@ def test_fp16_parts_convs_on_gpu(case: dict) -> None:
     r = evaluate_api(src, cand.source, EvalOptions(device="cuda", size="small", trials=2, baselines=False),
                      problem_name="conv-fp16-parts")
     assert r.correct, r.reason
-    assert r.custom_kernels >= 3
+    # Distinct kernels: the parts preparation (one kernel for the input and the weight) and the conv.
+    assert r.custom_kernels >= 2
 
 
 def test_tensor_core_convs_replay_as_a_graph() -> None:

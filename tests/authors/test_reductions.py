@@ -275,6 +275,66 @@ def test_losses(expr: str, x: str, y: str, expect: str) -> None:
     check(two(expr, x, y), expect)
 
 
+LOSS_MODULE = '''
+import torch
+import torch.nn as nn
+SMALL = {{}}
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.loss = {module}
+    def forward(self, {args}):
+        return self.loss({args}){tail}
+def get_inputs():
+    return [{inputs}]
+def get_init_inputs():
+    return []
+'''
+LABELS = "torch.tensor([1, -1, 1, 0, -1, -1])"  # 0 is neither label: its loss is 0 in PyTorch
+PAIR = f"{R}(6, 11), {R}(6, 11)"
+LOSS_MODULES = [
+    ("nn.CosineEmbeddingLoss(margin=0.2, reduction='none')", f"{PAIR}, {LABELS}", "", ROWLOSS),
+    ("nn.CosineEmbeddingLoss(margin=-0.3)", f"{PAIR}, {LABELS}.float()", "", ROWLOSS),
+    ("nn.CosineEmbeddingLoss(reduction='sum')", f"{R}(9), {R}(9), torch.tensor(-1)", " * 2.0", ROWLOSS),
+    ("nn.CosineEmbeddingLoss(reduction='sum')", f"{R}(9), {R}(9), torch.tensor(1)", "", ROWLOSS),
+    ("nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=2)", f"{R}(6, 11), torch.randint(0, 11, (6,))",
+     "", ROWLOSS),
+    ("nn.CosineSimilarity(dim=0, eps=1e-6)", f"{R}(7, 5), {R}(7, 5)", "", ROWLOSS),
+    ("nn.MSELoss(reduction='sum')", PAIR, "", ELOSS),
+    ("nn.HuberLoss(delta=0.4)", PAIR, "", ELOSS),
+    ("nn.KLDivLoss(reduction='batchmean', log_target=True)", f"{LOGP}, {LOGP}", "", ELOSS),
+]
+
+
+@pytest.mark.parametrize(("module", "inputs", "tail", "expect"), LOSS_MODULES)
+def test_loss_modules(module: str, inputs: str, tail: str, expect: str) -> None:
+    """Loss modules lower to their functional kinds (attributes from the module) and the cosine
+    embedding loss gets a one-pass kernel: labels 1 / -1 / other, margins of both signs."""
+    args = "a, b, c" if "CosineEmbedding" in module else "a, b"
+    check(LOSS_MODULE.format(module=module, inputs=inputs, tail=tail, args=args), expect)
+
+
+def test_cosine_embedding_loss_functional_perturbed() -> None:
+    src = TWO.replace("def forward(self, x, y):", "def forward(self, x, y, t):").replace(
+        "return [{x}, {y}]", "return [{x}, {y}, torch.randint(0, 2, (40,)) * 2 - 1]").format(
+        expr="F.cosine_embedding_loss(x * 2.0, y, t, margin=0.1, reduction='none')",
+        x=f"{R}(40, 300)", y=f"{R}(40, 1) * {R}(40, 300) + {R}(40, 300)", w="1")
+    check(src, ROWLOSS, trials=3)
+
+
+@SLOW
+@given(rows=st.integers(1, 9), dim=st.integers(1, 300), margin=st.floats(-0.5, 0.5),
+       reduction=st.sampled_from(["none", "mean", "sum"]), strided=st.booleans())
+def test_cosine_embedding_loss_random_shapes(rows: int, dim: int, margin: float, reduction: str,
+                                             strided: bool) -> None:
+    """Any row count and width (non-powers of two), both margin signs, transposed (non-contiguous)
+    inputs, labels 1 / -1 / 0."""
+    x1 = f"torch.randn({dim}, {rows}).t()" if strided else f"torch.randn({rows}, {dim})"
+    inputs = f"{x1}, {R}({rows}, {dim}), torch.randint(-1, 2, ({rows},))"
+    module = f"nn.CosineEmbeddingLoss(margin={margin!r}, reduction='{reduction}')"
+    check(LOSS_MODULE.format(module=module, inputs=inputs, tail="", args="a, b, c"), ROWLOSS)
+
+
 @SLOW
 @given(lead=st.lists(st.integers(1, 5), min_size=0, max_size=2), classes=st.integers(1, 40),
        spatial=st.lists(st.integers(1, 4), min_size=0, max_size=2), smoothing=st.sampled_from([0.0, 0.15]),

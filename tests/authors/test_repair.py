@@ -8,7 +8,7 @@ from pathlib import Path
 from author_util import author, evaluate, problem
 from kernelskill.authors.base import AuthorTask, same_code
 from kernelskill.authors.builtin.author import BuiltinAuthor
-from kernelskill.authors.builtin.emit import dedupe
+from kernelskill.authors.builtin.emit import dedupe, rename
 from kernelskill.authors.builtin.ir import Region
 from kernelskill.authors.builtin.pointwise_template import FusedElementwise
 from kernelskill.authors.builtin.template_api import EmitContext, Emitted
@@ -114,6 +114,17 @@ def test_a_skill_that_only_renames_the_template_in_the_docstring_is_a_no_op() ->
     assert not author().can_apply("gemv-bandwidth-kernel", task)
     assert not author().can_apply("gemm-tf32x3-strict-fp32", task)
     assert author().can_apply("gemm-tile-shapes", task)
+
+
+def test_rename_replaces_whole_identifiers_only_and_scales_to_thousands_of_aliases() -> None:
+    """An unrolled 200-step loop emits thousands of identical kernels and launchers: renaming is a
+    dict lookup per word (an alternation of every alias, recompiled as it grew, took minutes)."""
+    text = "_k_1(x_k_1, _k_12) + self._k_1 + _k_10"
+    assert rename(text, {"_k_1": "_k_0", "_k_10": "_k_9"}) == "_k_0(x_k_1, _k_12) + self._k_0 + _k_9"
+    n = 4000
+    defs = [f"@triton.jit\ndef _k_{i}(x):\n    return x * 2 + _k_{i}\n" for i in range(n)]
+    kernels, aliases = dedupe(defs, {})  # seconds now; the quadratic form took minutes here
+    assert len(kernels) == 1 and len(aliases) == n - 1 and aliases["_k_3999"] == "_k_0"
 
 
 def test_identical_kernels_of_repeated_blocks_are_emitted_once_and_repaired_together() -> None:

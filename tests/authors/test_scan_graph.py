@@ -300,8 +300,8 @@ def test_graph_wrapper_declines_host_syncs_and_keeps_init() -> None:
 
 def test_graph_wrapper_runs_large_inputs_plainly() -> None:
     """Each replay copies the inputs into the graph's buffers and the outputs out of them, so inputs
-    plus outputs above 384 MB in total take the plain forward (the copies would cost about what
-    replay saves); meta tensors hold no memory."""
+    plus outputs above 192 MB in total take the plain forward (the copies cost more than replay
+    saves); meta tensors hold no memory."""
     from kernelskill.authors.builtin.templates import load_templates
 
     helpers = load_templates()[GRAPH].wrap.__globals__["HELPERS"]
@@ -309,10 +309,10 @@ def test_graph_wrapper_runs_large_inputs_plainly() -> None:
     exec(compile(helpers, "<graph helpers>", "exec"), ns)  # noqa: S102  (the wrapper's own helpers)
     small = ns["_graph_small"]
     mb = 1 << 20
-    assert small([torch.empty(96 * mb, device="meta")])  # 384 MB of fp32: at the limit
-    assert not small([torch.empty(96 * mb + 1, device="meta")])
-    assert not small([torch.empty(60 * mb, device="meta"), torch.empty(37 * mb, device="meta")])  # in total
-    assert small([torch.empty(150 * mb, dtype=torch.float16, device="meta")])  # bytes, not elements
+    assert small([torch.empty(48 * mb, device="meta")])  # 192 MB of fp32: at the limit
+    assert not small([torch.empty(48 * mb + 1, device="meta")])
+    assert not small([torch.empty(30 * mb, device="meta"), torch.empty(19 * mb, device="meta")])  # in total
+    assert small([torch.empty(90 * mb, dtype=torch.float16, device="meta")])  # bytes, not elements
     out = torch.empty(mb, device="meta")
     assert ns["_graph_tensors"]({"a": (out, [out, 3]), "b": None}) == [out, out]  # nested outputs
 
@@ -352,8 +352,27 @@ def test_graph_replay_on_gpu(name: str, tmp_path: Path) -> None:
         assert len(model._cuda_graphs) == 3  # a new shape and a new stride signature
         model(xs[0].cpu().cuda())
         assert len(model._cuda_graphs) == 3
+        assert all(entry is not False for entry in model._cuda_graphs.values())  # small: replayed
     torch.testing.assert_close(model(xs[0]), model._eager_forward(xs[0]))  # grad enabled: no graph
     assert len(model._cuda_graphs) == 3
+
+
+STREAM = problem("torch.relu(x) * 2.0", "torch.randn(4096, 8192)")
+
+
+@pytest.mark.gpu
+def test_graph_replay_is_declined_where_copies_cost_more_than_it_saves(tmp_path: Path) -> None:
+    """One memory-bound kernel with 128 MB in and 128 MB out: copying both through the graph's
+    buffers would triple the traffic, so the signature is marked plain after the first call."""
+    cand = generate(STREAM, skill=GRAPH)
+    mod = _load(cand.source, tmp_path, "graph_cand_stream")
+    sys.modules.pop("graph_cand_stream", None)
+    model = mod.ModelNew().cuda()
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(4096, 8192, device="cuda")
+            torch.testing.assert_close(model(x), torch.relu(x) * 2.0)
+        assert list(model._cuda_graphs.values()) == [False]
 
 
 BN_MODEL = problem("torch.relu(self.bn(self.lin(x)))", "torch.randn(9, 40)",
