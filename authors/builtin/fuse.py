@@ -8,6 +8,7 @@ Rules (each keeps the generated code equivalent to the reference, op for op):
   output (used nowhere else) as its chain input, becomes the anchor's epilogue.
 - A chain right before an anchor whose template fuses prologues, producing the anchor's main
   input and nothing used elsewhere, becomes its prologue.
+- Adjacent chains left standing, of one output shape, merge into one (horizontal fusion).
 """
 
 from __future__ import annotations
@@ -140,11 +141,32 @@ def _regions(ops: list[Op], choose: Chooser, users: dict[str, list[Op]], outputs
                     regions[-1] = trial
                     continue
         regions.append(region)
+    regions = _merge_siblings(regions, choose)
     for r in regions:
         r.outputs = _region_outputs(r, users, outputs)
         tpl = choose(r)
         r.template = tpl.id if tpl is not None else None
     return regions
+
+
+def _merge_siblings(regions: list[Region], choose: Chooser) -> list[Region]:
+    """Adjacent pointwise chains of one shape become one kernel (horizontal fusion): the later
+    chain's inputs exist before it starts, so running it after the earlier one in the same
+    kernel computes the same values, with one launch instead of two and no bytes added. The gates
+    of an unrolled recurrent step (sigmoid(f) * c, sigmoid(i) * tanh(g), ...) are such siblings.
+    Chains already taken as an anchor's prologue or epilogue are not regions here."""
+    merged: list[Region] = []
+    for r in regions:
+        prev = merged[-1] if merged else None
+        if prev is not None and prev.kind == r.kind == "pointwise" \
+                and prev.ops[-1].out.meta.shape == r.ops[-1].out.meta.shape:
+            trial = Region(kind="pointwise", ops=prev.ops + r.ops)
+            tpl = choose(trial)
+            if tpl is not None and tpl is choose(prev) and tpl is choose(r):
+                merged[-1] = trial
+                continue
+        merged.append(r)
+    return merged
 
 
 def _try_epilogue(prev: Region, chain: Region, users: dict[str, list[Op]], outputs: set[str],

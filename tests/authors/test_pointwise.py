@@ -95,3 +95,39 @@ def test_run_time_scalars_are_kernel_arguments() -> None:
     assert fwd.index("math.sqrt(v_getitem") < fwd.index("_gemm_")
     result = evaluate(RUNTIME_SCALARS, cand.source, trials=2)
     assert result.correct, result.reason
+
+
+SIBLINGS = '''
+import torch
+import torch.nn as nn
+SMALL = {{}}
+class Model(nn.Module):
+    def forward(self, x, c):
+        i, f, g, o = x.chunk(4, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c){tail}
+        return h, c
+def get_inputs():
+    return [torch.randn(5, 44), torch.randn(5, 11)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_adjacent_sibling_chains_fuse_into_one_kernel() -> None:
+    """An LSTM cell's gates: four chains, each starting from its own slice of the gate tensor,
+    one kernel with both outputs (c is needed outside, h is returned)."""
+    src = SIBLINGS.format(tail="")
+    cand = generate(src)
+    assert forward_text(cand.source).count("_pointwise_") == 1
+    r = evaluate(src, cand.source)
+    assert r.correct, r.reason
+    assert r.custom_kernels == 1
+
+
+def test_chains_of_different_shapes_stay_apart() -> None:
+    src = SIBLINGS.format(tail="\n        s = torch.relu(x[:, :3]) * 2.0\n        h = h[:, :3] + s")
+    cand = generate(src)
+    r = evaluate(src, cand.source)
+    assert r.correct, r.reason
+    assert r.custom_kernels >= 2
