@@ -136,6 +136,11 @@ class _FactoryTracer(torch.fx.Tracer):
             return super().trace(root, concrete_args)
 
 
+# An unrolled loop is generated, compiled into one source and replayed op by op: 200 LSTM steps
+# (3400 nodes) generate in ~11 s; far longer loops are left to the whole-forward strategies.
+MAX_UNROLLED_NODES = 20_000
+
+
 class _ShapeTracer(MetaTracer):
     """The fallback when plain fx fails: proxies carry meta tensors, so `x.shape`, `x.size()` and
     `x.dim()` are concrete numbers and Python control flow on them runs while tracing (`for t in
@@ -185,9 +190,14 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
     except Exception as e:
         first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
         try:
-            gm = torch.fx.GraphModule(model, _ShapeTracer().trace_inputs(model, inputs))
+            graph = _ShapeTracer().trace_inputs(model, inputs)
         except Exception:
             raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
+        if len(graph.nodes) > MAX_UNROLLED_NODES:
+            n = len(graph.nodes)
+            raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
+                               f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
+        gm = torch.fx.GraphModule(model, graph)
     return model, inputs, gm
 
 

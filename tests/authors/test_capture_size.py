@@ -181,3 +181,11 @@ def test_data_dependent_control_flow_is_still_a_capture_error() -> None:
     src = LOOP.replace(ret, "        if x.sum() > 0:\n            outs = outs[::-1]\n" + ret)
     with pytest.raises(CaptureError):
         capture(src, "<p>", "small")
+
+
+def test_an_unrolled_graph_beyond_the_node_limit_is_a_capture_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernelskill.authors.builtin import capture as capture_mod
+
+    monkeypatch.setattr(capture_mod, "MAX_UNROLLED_NODES", 10)
+    with pytest.raises(CaptureError, match="limit 10"):
+        capture(LOOP, "<p>", "small")
