@@ -362,10 +362,7 @@ class _Lowerer:
         spec = SPECS[kind]
         if len(x) != spec[1] or getattr(mod, "weight", None) is not None:
             return Op("torch", x, out, {}, expr)
-        attrs = {**spec[3], **{k: getattr(mod, k) for k in names}}
-        if kind != "cosine_similarity":
-            attrs.update(size_average=None, reduce=None)
-        return Op(kind, x, out, attrs, expr)
+        return Op(kind, x, out, {**spec[3], **{k: getattr(mod, k) for k in names}}, expr)
 
 
 def _qualname(target: Any) -> str:

@@ -14,7 +14,13 @@ import torch
 from .ir import Region
 from .pointwise import _f
 from .reductions_codegen import RedSpec, point_values
-from .reductions_reducers import ELEMENTWISE_LOSSES, Reducer, cosine_reducer, loss_sum_reducer
+from .reductions_reducers import (
+    ELEMENTWISE_LOSSES,
+    Reducer,
+    cosine_reducer,
+    dot_norms_reducer,
+    loss_sum_reducer,
+)
 
 LOSS_RUNTIME = '''
 @triton.jit
@@ -206,9 +212,7 @@ def cosine_embedding_spec(region: Region, operands: list) -> RedSpec:
         loss = f"tl.where(lab == 1, 1.0 - cos, tl.where(lab == -1, tl.maximum(cos - {margin}, 0.0), 0.0))"
         return [f"cos = {cos}"], [loss]
     # Not splittable: the labels are loaded next to the row's operands, which a combine kernel lacks.
-    reducer = Reducer(inits=["0.0", "0.0", "0.0"], splittable=False,
-                      elem_fn=lambda g: [f"{g.vals[0]} * {g.vals[1]}", f"{g.vals[0]} * {g.vals[0]}",
-                                         f"{g.vals[1]} * {g.vals[1]}"], fin_fn=fin)
+    reducer = dot_norms_reducer(fin, splittable=False)
     prep = [f"a{j}.unsqueeze({rank - 1})" if j == yj else f"a{j}" for j in range(len(operands))]
     return RedSpec(operands=operands, dims=[rank - 1], keepdim=False, reducer=reducer,
                    vals=[x1.name, x2.name], prologue=list(region.prologue), epilogue=list(region.epilogue),

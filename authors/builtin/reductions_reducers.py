@@ -8,6 +8,7 @@ state into results. The code generator (reductions_codegen) owns loops, masks an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .ir import Op
@@ -185,13 +186,20 @@ def _var(correction: int, std: bool) -> Reducer:
                    elem_fn=lambda g: ["1.0", g.vals[0], "0.0"], fin_fn=fin)
 
 
+def dot_norms_reducer(fin_fn: Callable[[list[str]], tuple[list[str], list[str]]],
+                      splittable: bool = True) -> Reducer:
+    """x.y, |x|^2 and |y|^2 of the two tile values per row (cosine similarity, the cosine
+    embedding loss), finalized by `fin_fn`."""
+    return Reducer(inits=["0.0", "0.0", "0.0"], splittable=splittable,
+                   elem_fn=lambda g: [f"{g.vals[0]} * {g.vals[1]}", f"{g.vals[0]} * {g.vals[0]}",
+                                      f"{g.vals[1]} * {g.vals[1]}"], fin_fn=fin_fn)
+
+
 def _cosine(eps: float) -> Reducer:
     def fin(st: list[str]) -> tuple[list[str], list[str]]:
         e = _f(float(eps))
         return [], [f"{st[0]} / (tl.maximum(tl.sqrt({st[1]}), {e}) * tl.maximum(tl.sqrt({st[2]}), {e}))"]
-    return Reducer(inits=["0.0", "0.0", "0.0"],
-                   elem_fn=lambda g: [f"{g.vals[0]} * {g.vals[1]}", f"{g.vals[0]} * {g.vals[0]}",
-                                      f"{g.vals[1]} * {g.vals[1]}"], fin_fn=fin)
+    return dot_norms_reducer(fin)
 
 
 def _dims(op: Op, rank: int) -> list[int] | None:

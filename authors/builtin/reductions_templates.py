@@ -34,6 +34,10 @@ def tile_operands(region: Region, tile_inputs: list[Value]) -> list[Value]:
     return ops
 
 
+def _prologue_reads(region: Region, v: Value) -> bool:
+    return bool(region.prologue) and v.name in {e.name for e in external_inputs(region.prologue)}
+
+
 def chains_ok(region: Region) -> bool:
     """Prologue / epilogue ops read float tensors and constants only (ChainCode / loads handle
     those), and an epilogue needs a tensor-valued anchor output."""
@@ -129,16 +133,13 @@ class LossTemplate(Template):
         a = region.anchor
         if a is None or a.kind not in self.kinds or not chains_ok(region):
             return False
+        # Targets and labels are loaded once per row, so the prologue must not read them.
         if a.kind == "cross_entropy":
-            # The target is loaded once per row, so the logits' prologue must not read it.
-            return cross_entropy_ok(region) and not (region.prologue and a.inputs[1].name in {
-                e.name for e in external_inputs(region.prologue)})
+            return cross_entropy_ok(region) and not _prologue_reads(region, a.inputs[1])
         if a.kind == "cosine_similarity":
             return cosine_ok(region)
         if a.kind == "cosine_embedding_loss":
-            # The labels are loaded once per row, so the prologue must not read them.
-            return cosine_embedding_ok(region) and not (region.prologue and a.inputs[2].name in {
-                e.name for e in external_inputs(region.prologue)})
+            return cosine_embedding_ok(region) and not _prologue_reads(region, a.inputs[2])
         return elementwise_loss_ok(region)
 
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
