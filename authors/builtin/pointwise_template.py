@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .ir import Region
 from .pointwise import chain_statements, external_inputs, runtime_scalars
-from .runtime_src import COLLAPSE, autotune
+from .runtime_src import COLLAPSE, autotune, plan_key
 from .template_api import EmitContext, Emitted, Template
 
 _LOW = {"torch.float16", "torch.bfloat16"}
@@ -61,30 +61,32 @@ class FusedElementwise(Template):
         kernel = (autotune([(dict(BLOCK=b), w, s) for b, w, s in configs], ["n"]) + f"def {kname}({sig}):\n"
                   + "\n".join("    " + ln for ln in body))
         py_in = ", ".join(f"a{i}" for i in range(n_in))
-        py_k = "".join(f", k{j}" for j in range(len(scalars)))
-        launcher = [f"def {lname}({py_in}{py_k}):",
-                    f"    shape = _bshape({', '.join(f'a{i}.shape' for i in range(n_in))})",
+        tup = f"({py_in}{',' if n_in == 1 else ''})"
+        plans = ctx.name("plans")
+        # The launch plan (broadcast shape, collapsed sizes and strides, constexprs) depends on the
+        # operands' shapes and strides only: computed once per signature (_pw_plan), so a call
+        # costs a dict lookup, the output allocation and the launch.
+        launcher = [f"{plans} = {{}}",
+                    "",
+                    "",
+                    f"def {lname}({py_in}{''.join(f', k{j}' for j in range(len(scalars)))}):",
+                    f"    key = {plan_key([f'a{i}' for i in range(n_in)])}",
+                    f"    plan = {plans}.get(key)",
+                    "    if plan is None:",
+                    f"        plan = {plans}[key] = _pw_plan(_meta_ops(key))",
+                    "    shape, n, mat, sargs, kw, pick = plan",
+                    "    if mat:",
+                    f"        {py_in}{',' if n_in == 1 else ''} = "
+                    f"[t.expand(shape).contiguous() for t in {tup}]",
                     "    dev = a0.device"]
         for j, v in enumerate(outs):
             launcher.append(f"    out{j} = torch.empty(shape, device=dev, dtype={v.meta.dtype})")
         ret = ", ".join(f"out{j}" for j in range(len(outs)))
-        launcher += ["    n = out0.numel()",
-                     "    if n == 0:",
+        ks = "".join(f", k{j}" for j in range(len(scalars)))
+        launcher += ["    if n == 0:",
                      f"        return {ret}",
-                     f"    col = _collapse(shape, [{py_in}{',' if n_in == 1 else ''}])",
-                     "    if col is None:",
-                     f"        {', '.join(f'a{i}' for i in range(n_in))}{',' if n_in == 1 else ''} = "
-                     f"({', '.join(f'a{i}.expand(shape).contiguous()' for i in range(n_in))}"
-                     f"{',' if n_in == 1 else ''})",
-                     f"        col = _collapse(shape, [{py_in}{',' if n_in == 1 else ''}])",
-                     "    sizes, strides, rank = col",
-                     "    full = [rank == 1 and st[-1] == 1 for st in strides]",
-                     "    i64 = n >= 2**31 or any(a.numel() >= 2**31 for a in "
-                     f"[{py_in}{',' if n_in == 1 else ''}])",
-                     "    grid = lambda meta: (_cdiv(n, meta['BLOCK']),)",
-                     f"    {kname}[grid]({', '.join(out_args)}, {py_in}, n, sizes[1], sizes[2], sizes[3], "
-                     f"*[s for st in strides for s in st]{py_k}, RANK=rank, "
-                     + ", ".join(f"FULL{i}=full[{i}]" for i in range(n_in)) + ", I64=i64)",
+                     f"    _launch({kname}, lambda meta: (_cdiv(n, meta['BLOCK']),), pick, "
+                     f"({', '.join(out_args)}, {py_in}, n, *sargs{ks}), kw)",
                      f"    return {ret}"]
         names = ", ".join(v.name for v in outs)
         args = ", ".join(v.name for v in [*ext, *scalars])

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from .ir import Op, Value
 from .pointwise import ChainCode, chain_statements
 from .reductions_reducers import Gen, Reducer
-from .runtime_src import COLLAPSE, autotune
+from .runtime_src import COLLAPSE, autotune, plan_key
 from .template_api import EmitContext, Emitted
 
 _LOW = ("torch.float16", "torch.bfloat16")
@@ -286,21 +286,21 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
     args = [f"a{j}" for j in range(n_ops)]
     eargs = [f"c{i}" for i in range(len(chain.ext))] if chain else []
     prep = spec.prep or args
-    L = [f"def {lname}({', '.join(args + eargs)}):",
-         f"    ops = [{', '.join(prep)}]",
-         "    shape = list(_bshape(*[t.shape for t in ops]))"]
-    L += _ind(out_shape_lines(spec.dims, spec.keepdim, bool(spec.scalar)))
-    L += ["    dev = ops[0].device"]
-    L += [f"    out{r} = torch.empty(out_shape, device=dev, dtype={spec.out_dtypes[r]})"
-          for r in range(n_res)]
-    ret = f"torch.return_types.{spec.tuple_type}(({', '.join(f'out{r}' for r in range(n_res))}))" \
-        if spec.tuple_type else "out0"
-    if spec.scalar:
-        empty = "float('nan')" if spec.scalar == "mean" else "0.0"
-        L += ["    if M == 0:", f"        return out0.fill_({empty})"]
-    else:
-        L += ["    if M == 0:", f"        return {ret}"]
-    L += ["    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, _ = _red_layout(shape, dims, ops)",
+    outs = ", ".join(f"out{r}" for r in range(n_res))
+    wss = ", ".join(f"ws{j}" for j in range(n_st))
+    plans = ctx.name("plans")
+    # The launch plan is a function of the operands' shapes and strides only, computed once per
+    # signature: a call then costs a dict lookup, the allocations and the launch (the timing
+    # protocol counts host time). Operands the layout had to materialise are not cached.
+    P = [f"def {lname}_plan(ops, dev, cache):",
+         "    shape = list(_bshape(*[t.shape for t in ops]))",
+         "    arg_ops = ops"]
+    P += _ind(out_shape_lines(spec.dims, spec.keepdim, bool(spec.scalar)))
+    P += ["    if M == 0:",
+          "        return (out_shape, 0, (), {}, False, 0, 1, False, []), ops",
+          "    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, _ = _red_layout(shape, dims, ops)",
+          "    if cache and any(x is not y for x, y in zip(ops, arg_ops)):",
+          "        return (), ops",
           "    i64 = _red_i64(shape, ops)",
           "    big = max(range(len(ops)), key=lambda j: ops[j].numel())",
           "    # Column tiles when the largest operand is contiguous along the kept dims, not the reduced.",
@@ -315,19 +315,44 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
           "        progs = _cdiv(M, BR)",
           "    split, CH = 1, K"]
     if red.splittable:
-        L += ["    nk = _cdiv(K, BK)"]
+        P += ["    nk = _cdiv(K, BK)"]
         if p["chunk"]:
-            L += [f"    split = _cdiv(K, {p['chunk']})"]
+            P += [f"    split = _cdiv(K, {p['chunk']})"]
         elif p["split"]:
-            L += [f"    split = {p['split']}"]
+            P += [f"    split = {p['split']}"]
         else:
-            L += ["    sms = _red_sms(ops[0])",
+            P += ["    sms = _red_sms(dev)",
                   "    if progs < sms and nk >= 8:",
                   f"        split = min(_cdiv({p['waves']} * sms, progs), _cdiv(nk, 4))"]
-        L += ["    split = max(1, min(split, nk))",
+        P += ["    split = max(1, min(split, nk))",
               "    if split > 1:",
               "        CH = _cdiv(nk, split) * BK",
               "        split = _cdiv(K, CH)"]
+    P += ALIGN_LINES
+    P += [f"    DIV = float({spec.div})",
+          "    stv = [s for t in st for s in t]",
+          "    kw = dict(O2=O2, K2=K2, I2=I2, I64=i64, SPLIT=split > 1, BLOCK_R=BR, BLOCK_K=BK, **al)",
+          "    sargs = (M, K, I, O1, K1, I1, CH, DIV, *stv)",
+          "    return (out_shape, M, sargs, kw, col, progs, split, i64, []), ops"]
+    L = [f"{plans} = {{}}", "", "",
+         f"def {lname}({', '.join(args + eargs)}):",
+         f"    ops = [{', '.join(prep)}]",
+         f"    key = {plan_key([f'ops[{j}]' for j in range(n_ops)])}",
+         f"    plan = {plans}.get(key)",
+         "    if plan is None:",
+         f"        plan = {plans}[key] = {lname}_plan(_meta_ops(key), key[3], True)[0]",
+         "    if not plan:  # the layout materialises operands: planned per call on the real ones",
+         f"        plan, ops = {lname}_plan(ops, key[3], False)",
+         "    out_shape, M, sargs, kw, col, progs, split, i64, pick = plan",
+         "    dev = ops[0].device"]
+    L += [f"    out{r} = torch.empty(out_shape, device=dev, dtype={spec.out_dtypes[r]})"
+          for r in range(n_res)]
+    ret = f"torch.return_types.{spec.tuple_type}(({outs}))" if spec.tuple_type else "out0"
+    if spec.scalar:
+        empty = "float('nan')" if spec.scalar == "mean" else "0.0"
+        L += ["    if M == 0:", f"        return out0.fill_({empty})"]
+    else:
+        L += ["    if M == 0:", f"        return {ret}"]
     ws_dt = ["torch.int64 if i64 else torch.int32" if j in red.index_states else "torch.float32"
              for j in range(n_st)]
     L += ["    if split > 1:"]
@@ -342,20 +367,17 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
         L += _ind(chain.launch_prelude("out_shape", eargs))
     else:
         L += ["    e_args, e_kw = [], {}"]
-    L += ALIGN_LINES
-    L += [f"    DIV = float({spec.div})",
-          "    stv = [s for t in st for s in t]",
-          "    kern = " + f"{kcol} if col else {krow}",
-          f"    kern[(progs, split)]({', '.join(f'out{r}' for r in range(n_res))}, "
-          f"{', '.join(f'ws{j}' for j in range(n_st))}, tp0, tp1, *ops, M, K, I, O1, K1, I1, CH, DIV, *stv, "
-          "*e_args, O2=O2, K2=K2, I2=I2, I64=i64, SPLIT=split > 1, BLOCK_R=BR, BLOCK_K=BK, **al, **e_kw)"]
+    L += [f"    _launch({kcol} if col else {krow}, (progs, split), pick, ({outs}, {wss}, tp0, tp1, *ops, "
+          "*sargs, *e_args), {**kw, **e_kw})"]
     if red.splittable:
         L += ["    if split > 1:",
               "        CB = min(_npow2(M), 1024)",
-              f"        {kcomb}[(_cdiv(M, CB),)]({', '.join(f'out{r}' for r in range(n_res))}, "
-              f"{', '.join(f'ws{j}' for j in range(n_st))}, M, split, K, DIV, *e_args, BLOCK_R=CB, **e_kw)"]
+              # sargs[1], sargs[7]: K and DIV (see the plan's tuple)
+              f"        {kcomb}[(_cdiv(M, CB),)]({outs}, {wss}, M, split, sargs[1], sargs[7], *e_args, "
+              "BLOCK_R=CB, **e_kw)"]
     if spec.scalar:
         L += [f"    {ktail}[(1,)](out0, tp0, tp1, progs, *e_args, MEAN={spec.scalar == 'mean'}, "
               "BLOCK=1024, **e_kw)"]
     L += [f"    return {ret}"]
-    return Emitted(kernels=kernels, helpers=["\n".join(L)])
+    return Emitted(kernels=kernels, helpers=["\n".join(P), "\n".join(L)])
+

@@ -79,9 +79,9 @@ def _red_align(*strides):
     return a
 
 
-def _red_sms(t):
-    """Streaming multiprocessors of t's device (a nominal 4 on the CPU interpreter)."""
-    return torch.cuda.get_device_properties(t.device).multi_processor_count if t.is_cuda else 4
+def _red_sms(dev):
+    """Streaming multiprocessors of device `dev` (a nominal 4 on the CPU interpreter)."""
+    return torch.cuda.get_device_properties(dev).multi_processor_count if dev.type == "cuda" else 4
 
 
 def _red_i64(shape, tensors):

@@ -29,7 +29,7 @@ from .reductions_codegen import (
 )
 from .reductions_reducers import Gen, _lse
 from .reductions_runtime import RUNTIME
-from .runtime_src import COLLAPSE
+from .runtime_src import COLLAPSE, plan_key
 from .template_api import EmitContext, Emitted
 
 # Rationale (H200): a row of up to 32768 fp32 (128 KB) stays in registers with 16-32 warps
@@ -114,13 +114,20 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
     args = [f"a{j}" for j in range(n_ops)]
     eargs = [f"c{i}" for i in range(len(chain.ext))] if chain else []
     out_dt = str((region.epilogue[-1].out if region.epilogue else a.out).meta.dtype)
-    L = [f"def {lname}({', '.join(args + eargs)}):",
-         f"    ops = [{', '.join(args)}]",
+    plans = ctx.name("plans")
+    # The launch plan depends on the operands' shapes and strides only: computed once per
+    # signature (see reductions_codegen.emit_reduction).
+    P = [f"def {lname}_plan(ops, dev, cache):",
          "    shape = list(_bshape(*[t.shape for t in ops]))",
-         f"    out0 = torch.empty(shape, device=ops[0].device, dtype={out_dt})",
-         "    if out0.numel() == 0:",
-         "        return out0",
+         "    arg_ops = ops",
+         "    n = 1",
+         "    for s in shape:",
+         "        n *= s",
+         "    if n == 0:",
+         "        return (shape, 0, 0, False, 0, 1, (), (), {}, {}, [], []), ops",
          f"    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, swapped = _red_layout(shape, [{dim}], ops)",
+         "    if cache and any(x is not y for x, y in zip(ops, arg_ops)):",
+         "        return (), ops",
          "    # Output strides of the (o, k, i) roles: contiguous in the logical order.",
          "    OS = (0, 1, K) if swapped else (K * I, I, 1)",
          "    M, i64 = O * I, _red_i64(shape, ops)",
@@ -129,8 +136,8 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
          "    KP = _npow2(max(K, 1))",
          f"    mode = 0 if KP <= {p['single']} else 1"]
     if p["chunk"]:
-        L += [f"    mode = 1 if K > {p['chunk']} else mode"]
-    L += ["    if col:",
+        P += [f"    mode = 1 if K > {p['chunk']} else mode"]
+    P += ["    if col:",
           f"        BR = min(_npow2(I), {p['imax']})",
           "        if mode == 0:",
           f"            BK, BR = KP, max(1, min(BR, {p['tile']} // KP))",
@@ -144,41 +151,53 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
           "    split, CH = 1, K",
           "    nk = _cdiv(K, BK)"]
     if p["chunk"]:
-        L += [f"    split = _cdiv(K, {p['chunk']}) if mode == 1 else 1"]
+        P += [f"    split = _cdiv(K, {p['chunk']}) if mode == 1 else 1"]
     elif p["split"]:
-        L += [f"    split = min({p['split']}, nk) if mode == 1 else 1"]
+        P += [f"    split = min({p['split']}, nk) if mode == 1 else 1"]
     else:
-        L += ["    sms = _red_sms(ops[0])",
+        P += ["    sms = _red_sms(dev)",
               "    if mode == 1 and progs < sms and nk >= 8:",
               f"        split = min(_cdiv({p['waves']} * sms, progs), _cdiv(nk, 4))"]
-    L += ["    split = max(1, min(split, nk))"] + ALIGN_LINES
-    L += ["    AO = _red_align(OS[0], OS[1]) if col else _red_align(OS[0], OS[2])"]
-    L += ["    if split > 1:",
+    P += ["    split = max(1, min(split, nk))"] + ALIGN_LINES
+    P += ["    AO = _red_align(OS[0], OS[1]) if col else _red_align(OS[0], OS[2])",
+          "    if split > 1:",
           "        CH = _cdiv(nk, split) * BK",
           "        split = _cdiv(K, CH)",
-          "    stv = [s for t in st for s in t]",
-          "    if split > 1:",
           "        mode = 2",
-          "        ws0 = torch.empty((split, M), device=out0.device, dtype=torch.float32)",
-          "        ws1 = torch.empty((split, M), device=out0.device, dtype=torch.float32)",
-          f"        skern = {scol} if col else {srow}",
-          "        skern[(progs, split)](out0, ws0, ws1, out0, out0, *ops, M, K, I, O1, K1, I1, CH, 1.0, "
-          "*stv, "
-          "O2=O2, K2=K2, I2=I2, I64=i64, SPLIT=True, BLOCK_R=BR, BLOCK_K=BK, **al)",
-          "    else:",
-          "        ws0 = ws1 = out0"]
+          "    stv = [s for t in st for s in t]",
+          "    kw = dict(O2=O2, K2=K2, I2=I2, I64=i64, BLOCK_R=BR, BLOCK_K=BK, **al)",
+          "    return (shape, M, mode, col, progs, split, (M, K, I, O1, K1, I1, CH, 1.0, *stv),",
+          "            (M, K, I, O1, K1, I1, CH, split, *OS, *stv), dict(kw, SPLIT=True),",
+          "            dict(kw, AO=AO, MODE=mode), [], []), ops"]
+    L = [f"{plans} = {{}}", "", "",
+         f"def {lname}({', '.join(args + eargs)}):",
+         f"    ops = [{', '.join(args)}]",
+         f"    key = {plan_key([f'ops[{j}]' for j in range(n_ops)])}",
+         f"    plan = {plans}.get(key)",
+         "    if plan is None:",
+         f"        plan = {plans}[key] = {lname}_plan(_meta_ops(key), key[3], True)[0]",
+         "    if not plan:  # the layout materialises operands: planned per call on the real ones",
+         f"        plan, ops = {lname}_plan(ops, key[3], False)",
+         "    shape, M, mode, col, progs, split, sargs, margs, skw, mkw, spick, pick = plan",
+         f"    out0 = torch.empty(shape, device=ops[0].device, dtype={out_dt})",
+         "    if M == 0:",
+         "        return out0",
+         "    if mode == 2:",
+         "        ws0 = torch.empty((split, M), device=out0.device, dtype=torch.float32)",
+         "        ws1 = torch.empty((split, M), device=out0.device, dtype=torch.float32)",
+         f"        _launch({scol} if col else {srow}, (progs, split), spick, "
+         "(out0, ws0, ws1, out0, out0, *ops, *sargs), skw)",
+         "    else:",
+         "        ws0 = ws1 = out0"]
     if chain:
         L += _ind(chain.launch_prelude("shape", eargs))
     else:
         L += ["    e_args, e_kw = [], {}"]
-    L += [f"    kern = {kcol} if col else {krow}",
-          "    kern[(progs, split)](out0, ws0, ws1, *ops, M, K, I, O1, K1, I1, CH, split, "
-          "OS[0], OS[1], OS[2], "
-          "*stv, *e_args, O2=O2, K2=K2, I2=I2, I64=i64, MODE=mode, BLOCK_R=BR, BLOCK_K=BK, AO=AO, **al, "
-          "**e_kw)",
+    L += [f"    _launch({kcol} if col else {krow}, (progs, split), pick, "
+          "(out0, ws0, ws1, *ops, *margs, *e_args), {**mkw, **e_kw})",
           "    return out0"]
     ext = [v.name for v in operands] + ([v.name for v in chain.ext] if chain else [])
-    return Emitted(kernels=kernels, helpers=["\n".join(L)],
+    return Emitted(kernels=kernels, helpers=["\n".join(P), "\n".join(L)],
                    lines=[f"{region.output().name} = {lname}({', '.join(ext)})"])
 
 

@@ -3,6 +3,8 @@ their own kinds, defaults and parameters (the skill folder's name is the templat
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from .ir import Op, Region, Value
@@ -58,7 +60,7 @@ def out_dtype(region: Region) -> str:
 
 def finish(region: Region, spec: RedSpec, ctx: EmitContext, stem: str) -> Emitted:
     em = emit_reduction(spec, ctx, stem)
-    lname = em.helpers[-1].split("(", 1)[0].removeprefix("def ")
+    lname = re.search(r"^def (\w+)\(", em.helpers[-1], re.M).group(1)  # the launcher, after its plan cache
     ext = [v.name for v in spec.operands]
     if spec.epilogue:
         ext += [v.name for v in external_inputs(spec.epilogue, produced={spec.anchor_out.name})]
