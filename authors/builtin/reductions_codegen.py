@@ -135,6 +135,18 @@ def align_consts(n_ops: int) -> list[str]:
     return [f"A{j}: tl.constexpr" for j in range(n_ops)] + ["AK: tl.constexpr", "AI: tl.constexpr"]
 
 
+def plan_lookup(plans: str, lname: str, n_ops: int) -> list[str]:
+    """Launcher lines that fetch the launch plan of `ops` from the cache `plans`, planning a new
+    signature once on meta tensors (runtime _new_plan); where the layout copies operands, each
+    call plans on its own (`{lname}_plan(ops, device)` returns the plan and the laid-out ops)."""
+    return [f"    key = {plan_key([f'ops[{j}]' for j in range(n_ops)])}",
+            f"    plan = {plans}.get(key)",
+            "    if plan is None:",
+            f"        plan = _new_plan({plans}, key, {lname}_plan)",
+            "    if not plan:  # the layout materialises operands: planned per call on the real ones",
+            f"        plan, ops = {lname}_plan(ops, key[3])"]
+
+
 ALIGN_LINES = [
     "    # Alignment (elements) of the offsets that are not contiguous in the tile: row bases for",
     "    # row tiles, reduced-dim offsets for column tiles.",
@@ -292,15 +304,12 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
     # The launch plan is a function of the operands' shapes and strides only, computed once per
     # signature: a call then costs a dict lookup, the allocations and the launch (the timing
     # protocol counts host time). Operands the layout had to materialise are not cached.
-    P = [f"def {lname}_plan(ops, dev, cache):",
-         "    shape = list(_bshape(*[t.shape for t in ops]))",
-         "    arg_ops = ops"]
+    P = [f"def {lname}_plan(ops, dev):",
+         "    shape = list(_bshape(*[t.shape for t in ops]))"]
     P += _ind(out_shape_lines(spec.dims, spec.keepdim, bool(spec.scalar)))
     P += ["    if M == 0:",
           "        return (out_shape, 0, (), {}, False, 0, 1, False, []), ops",
           "    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, _ = _red_layout(shape, dims, ops)",
-          "    if cache and any(x is not y for x, y in zip(ops, arg_ops)):",
-          "        return (), ops",
           "    i64 = _red_i64(shape, ops)",
           "    big = max(range(len(ops)), key=lambda j: ops[j].numel())",
           "    # Column tiles when the largest operand is contiguous along the kept dims, not the reduced.",
@@ -337,12 +346,7 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
     L = [f"{plans} = {{}}", "", "",
          f"def {lname}({', '.join(args + eargs)}):",
          f"    ops = [{', '.join(prep)}]",
-         f"    key = {plan_key([f'ops[{j}]' for j in range(n_ops)])}",
-         f"    plan = {plans}.get(key)",
-         "    if plan is None:",
-         f"        plan = {plans}[key] = {lname}_plan(_meta_ops(key), key[3], True)[0]",
-         "    if not plan:  # the layout materialises operands: planned per call on the real ones",
-         f"        plan, ops = {lname}_plan(ops, key[3], False)",
+         *plan_lookup(plans, lname, n_ops),
          "    out_shape, M, sargs, kw, col, progs, split, i64, pick = plan",
          "    dev = ops[0].device"]
     L += [f"    out{r} = torch.empty(out_shape, device=dev, dtype={spec.out_dtypes[r]})"

@@ -25,11 +25,12 @@ from .reductions_codegen import (
     align_consts,
     main_kernel,
     operand_params,
+    plan_lookup,
     tile_values,
 )
 from .reductions_reducers import Gen, _lse
 from .reductions_runtime import RUNTIME
-from .runtime_src import COLLAPSE, plan_key
+from .runtime_src import COLLAPSE
 from .template_api import EmitContext, Emitted
 
 # Rationale (H200): a row of up to 32768 fp32 (128 KB) stays in registers with 16-32 warps
@@ -117,17 +118,14 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
     plans = ctx.name("plans")
     # The launch plan depends on the operands' shapes and strides only: computed once per
     # signature (see reductions_codegen.emit_reduction).
-    P = [f"def {lname}_plan(ops, dev, cache):",
+    P = [f"def {lname}_plan(ops, dev):",
          "    shape = list(_bshape(*[t.shape for t in ops]))",
-         "    arg_ops = ops",
          "    n = 1",
          "    for s in shape:",
          "        n *= s",
          "    if n == 0:",
          "        return (shape, 0, 0, False, 0, 1, (), (), {}, {}, [], []), ops",
          f"    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, swapped = _red_layout(shape, [{dim}], ops)",
-         "    if cache and any(x is not y for x, y in zip(ops, arg_ops)):",
-         "        return (), ops",
          "    # Output strides of the (o, k, i) roles: contiguous in the logical order.",
          "    OS = (0, 1, K) if swapped else (K * I, I, 1)",
          "    M, i64 = O * I, _red_i64(shape, ops)",
@@ -172,12 +170,7 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
     L = [f"{plans} = {{}}", "", "",
          f"def {lname}({', '.join(args + eargs)}):",
          f"    ops = [{', '.join(args)}]",
-         f"    key = {plan_key([f'ops[{j}]' for j in range(n_ops)])}",
-         f"    plan = {plans}.get(key)",
-         "    if plan is None:",
-         f"        plan = {plans}[key] = {lname}_plan(_meta_ops(key), key[3], True)[0]",
-         "    if not plan:  # the layout materialises operands: planned per call on the real ones",
-         f"        plan, ops = {lname}_plan(ops, key[3], False)",
+         *plan_lookup(plans, lname, n_ops),
          "    shape, M, mode, col, progs, split, sargs, margs, skw, mkw, spick, pick = plan",
          f"    out0 = torch.empty(shape, device=ops[0].device, dtype={out_dt})",
          "    if M == 0:",

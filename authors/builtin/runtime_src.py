@@ -63,13 +63,24 @@ def _meta_ops(key):
             for i in range(0, len(key), 4)]
 
 
+def _new_plan(plans, key, planner):
+    """Plan a reduction-family launcher's missing key on meta tensors (planner(ops, device) ->
+    (plan, laid-out ops)) and cache it; a layout that had to copy its operands caches the empty
+    marker (), and the launcher then plans each call on its own operands."""
+    metas = _meta_ops(key)
+    plan, laid = planner(metas, key[3])
+    plans[key] = plan = plan if all(x is y for x, y in zip(laid, metas)) else ()
+    return plan
+
+
 def _launch(kern, grid, pick, args, kw):
     """Launch `kern` (autotuned or not) for one cached launch plan. The first call goes through
     Triton's autotuner, which tunes or reads its cache; its pick is kept in the plan's `pick` list
     and later calls run the compiled function with it directly. The autotuner's per-call key and
     argument bookkeeping cost ~10 us of host time per launch, which the timing protocol counts."""
     if pick:
-        return kern.fn[grid](*args, **kw, **pick[0])
+        kern.fn[grid](*args, **kw, **pick[0])
+        return
     kern[grid](*args, **kw)
     cfg = getattr(kern, "best_config", None)
     if cfg is not None and cfg.pre_hook is None and hasattr(kern, "fn"):
