@@ -80,6 +80,38 @@ def _cp_planes(shape, dims):
 '''
 
 
+# Launch-plan cache of the plane launchers (window and global pooling). Needs COLLAPSE's _meta_ops.
+CP_PLANS = '''
+def _cp_plan(plans, key, n_args, planner, *consts):
+    """The cached launch plan for `key`: the launcher's n_args plain arguments (layer attributes),
+    then shape, stride(), dtype and device of each operand. A new key is planned once on meta
+    tensors, planner(args, ops, *consts), so a plan depends on metadata and attributes only.
+    The arguments must be hashable: launchers pass list-valued attributes as tuples (hashable_attr)."""
+    plan = plans.get(key)
+    if plan is None:
+        plan = plans[key] = planner(key[:n_args], _meta_ops(key[n_args:]), *consts)
+    return plan
+
+
+def _cp_flat(ts, shape, dims, n):
+    """The first n of each operand's _cp_strides over `shape`, flattened: kernel arguments."""
+    return tuple(s for t in ts for s in _cp_strides(t, shape, dims)[:n])
+'''
+
+
+def plan_args_key(args: list[str], operands: list[str]) -> str:
+    """Generated key of a `_cp_plan` cache: plain launcher arguments, then each operand's
+    metadata (runtime_src.plan_key's layout, flat in one tuple); at least one operand."""
+    ops = [f"{o}.shape, {o}.stride(), {o}.dtype, {o}.device" for o in operands]
+    return "(" + ", ".join(args + ops) + ")"
+
+
+def hashable_attr(expr: str, captured: Any) -> str:
+    """The forward expression of a layer attribute that keys a launch-plan cache: wrapped in
+    tuple() when it was captured as a list (nn.MaxPool2d([3, 3])), since lists do not hash."""
+    return f"tuple({expr})" if isinstance(captured, list) else expr
+
+
 def tup(v: Any, n: int) -> tuple[int, ...]:
     if isinstance(v, (tuple, list)):
         v = tuple(int(x) for x in v)

@@ -91,6 +91,58 @@ def _gemm_big(*tensors):
     """True when an element offset of some operand may not fit in int32."""
     return any(t.numel() >= 2**31 or sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride())) >= 2**31
                for t in tensors)
+
+
+class _GemmPlan:
+    """A GEMM launcher's launch plan for one operand signature, filled in by the launcher's `_plan`
+    function from the operands' metadata only; a call allocates, prepares and launches from it."""
+
+    def __init__(self, out_shape, ops, views):
+        self.out_shape = out_shape
+        # Sizes and strides of the GEMM views of a and b (_gemm_plan), None where the view is the
+        # operand as it is: a call takes them with as_strided (these views keep the storage offset).
+        self.views = [None if (v.shape, v.stride()) == (t.shape, t.stride()) else (v.shape, v.stride())
+                      for t, v in zip(ops, views)]
+        self.eg = []  # each epilogue operand's geometry (_gemm_ext)
+        self.gemv = self.swap = False  # the CUDA-core kernel; on C^T = B^T A^T
+        self.prep, self.row_scaled = 0, False  # operand preparation mode; fp16 scales per row
+        self.prep_a = self.prep_b = None  # _gemm_prep_plan of each prepared operand
+        self.split = 0  # K chunks (split-K), 0 for none
+        self.grid = self.args = self.kw = None  # the GEMM kernel's grid, integer arguments, keywords
+        self.rgrid = self.rargs = self.rkw = None  # the same for the split-K reduction
+        self.pick, self.rpick = [], []  # their autotuning picks (_launch)
+
+
+def _gemm_new_plan(plans, key, planner):
+    """Plan a GEMM launcher's missing key on meta operands (planner(ops, device) -> (plan, the
+    GEMM's operands)) and cache it; as in _new_plan, a layout that copies an operand (a reshape
+    that cannot be a view, an epilogue operand _gemm_ext materialises) caches the empty marker (),
+    and the launcher then plans each call on its own operands. The meta operands start at storage
+    offset 1, which views keep and copies do not (autograd's view tracking is off in inference
+    mode, so it cannot tell)."""
+    metas = [t.as_strided(t.shape, t.stride(), 1) for t in _meta_ops(key)]
+    plan, laid = planner(metas, key[3])
+    plans[key] = plan = plan if all(t.storage_offset() == 1 for t in laid) else ()
+    return plan
+
+
+_GEMM_SMS = {}
+
+
+def _gemm_sms(dev):
+    """Streaming multiprocessors of device `dev`, read once per device (132, an H200's, off the
+    GPU: the CPU interpreter then takes the GPU's split-K decisions)."""
+    n = _GEMM_SMS.get(dev)
+    if n is None:
+        n = _GEMM_SMS[dev] = torch.cuda.get_device_properties(dev).multi_processor_count \
+            if dev.type == "cuda" else 132
+    return n
+
+
+def _gemm_grid(n, M, N):
+    """Grid of a tiled GEMM kernel: n (batches, or K chunks x batches) x the tiles of M x N. A
+    function, so that a plan's grid keeps the sizes it was built with."""
+    return lambda meta: (n * _cdiv(M, meta['BLOCK_M']) * _cdiv(N, meta['BLOCK_N']),)
 '''
 
 

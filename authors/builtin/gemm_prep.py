@@ -148,13 +148,10 @@ def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, m_ptr, R, C, CP, B1, RT, s0,
         tl.store(hi_ptr + o, x, mask=m)
 
 
-def _gemm_prep(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}, bound=None, msb=0, msr=0):
-    """One GEMM operand ([.., R, K] if k_last else [.., K, R]; nb = batches, b1 = inner batch size,
-    s0 / s1 = batch strides) -> (hi, lo, KP, scales): contiguous [nb, R, KP] with K last, zero-padded
-    to KP. split 0: a plain copy in hi and lo = hi; 1: TF32 hi and lo parts; 2: fp16 hi and lo parts
-    of x scaled per row and `chunk`-wide K chunk (a power of two, 16-64), with the inverse scales
-    [nb, R, KP / chunk] (None for 0, 1 and 3); 3: fp16 parts scaled per row from `bound` (the bound
-    on |x| of batch b, row r at bound[b * msb + r * msr]), KP a multiple of `chunk`."""
+def _gemm_prep_plan(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}, msb=0, msr=0):
+    """The part of _gemm_prep that depends on x's sizes and strides only, which a GEMM launch plan
+    keeps: (KP, (shape of the parts, whether they are fp16, whether lo is a buffer of its own, shape
+    of the scales or None, the kernel's grid, its size and stride arguments, its keywords))."""
     if k_last:
         R, K, sr, sc = x.shape[-2], x.shape[-1], x.stride(-2), x.stride(-1)
     else:
@@ -163,12 +160,32 @@ def _gemm_prep(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}, bound=None, ms
     bc = chunk if f16 else {SCALE_K}
     align = chunk if f16 else {PREP_ALIGN}
     kp = _cdiv(K, align) * align
-    hi = torch.empty((nb, R, kp), device=x.device, dtype=torch.float16 if f16 else torch.float32)
-    lo = torch.empty_like(hi) if split else hi
-    scales = torch.empty((nb, R, kp // bc), device=x.device) if split == 2 else None
     rt = _cdiv(R, 64)
-    grid = (nb * rt, _cdiv(kp, bc))
-    _gemm_prep_kernel[grid](x, hi, lo, hi if scales is None else scales, x if bound is None else bound, R, K,
-                            kp, b1, rt, s0, s1, sr, sc, msb, msr, SPLIT=split, BR=64, BC=bc, num_warps=4)
+    return kp, ((nb, R, kp), f16, bool(split),
+                (nb, R, kp // bc) if split == 2 else None, (nb * rt, _cdiv(kp, bc)),
+                (R, K, kp, b1, rt, s0, s1, sr, sc, msb, msr), dict(SPLIT=split, BR=64, BC=bc, num_warps=4))
+
+
+def _gemm_prep_run(x, plan, bound=None):
+    """_gemm_prep on a kept plan (_gemm_prep_plan): the buffers and the kernel, per call -> (hi, lo,
+    scales)."""
+    shape, f16, own_lo, sshape, grid, args, kw = plan
+    hi = torch.empty(shape, device=x.device, dtype=torch.float16 if f16 else torch.float32)
+    lo = torch.empty_like(hi) if own_lo else hi
+    scales = torch.empty(sshape, device=x.device) if sshape else None
+    _gemm_prep_kernel[grid](x, hi, lo, hi if scales is None else scales, x if bound is None else bound, *args,
+                            **kw)
+    return hi, lo, scales
+
+
+def _gemm_prep(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}, bound=None, msb=0, msr=0):
+    """One GEMM operand ([.., R, K] if k_last else [.., K, R]; nb = batches, b1 = inner batch size,
+    s0 / s1 = batch strides) -> (hi, lo, KP, scales): contiguous [nb, R, KP] with K last, zero-padded
+    to KP. split 0: a plain copy in hi and lo = hi; 1: TF32 hi and lo parts; 2: fp16 hi and lo parts
+    of x scaled per row and `chunk`-wide K chunk (a power of two, 16-64), with the inverse scales
+    [nb, R, KP / chunk] (None for 0, 1 and 3); 3: fp16 parts scaled per row from `bound` (the bound
+    on |x| of batch b, row r at bound[b * msb + r * msr]), KP a multiple of `chunk`."""
+    kp, plan = _gemm_prep_plan(x, nb, b1, s0, s1, k_last, split, chunk, msb, msr)
+    hi, lo, scales = _gemm_prep_run(x, plan, bound)
     return hi, lo, kp, scales
 '''

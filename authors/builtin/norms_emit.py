@@ -4,8 +4,9 @@ and two-level-norm-statistics templates).
 `parse_norm` reads an op's operands and attributes into a `NormSpec` (None when the op is a
 variant we do not generate); `emit_norm` writes the region's launcher and, when fused chains make
 them region-specific, its kernels (otherwise the kernels are shared by every norm of the file).
-Which kernel runs (rows in registers, strided columns, two-level statistics) is decided by the
-launcher at run time from the actual sizes, so one candidate serves small and full sizes.
+Which kernel runs (rows in registers, strided columns, two-level statistics) is decided at run
+time from the actual sizes and strides, so one candidate serves small and full sizes; the decision
+and the rest of the launch geometry are planned once per operand signature (`_Launcher`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import torch
 from . import norms_src as S
 from .ir import Op, Region, Value
 from .pointwise import ChainCode
-from .runtime_src import COLLAPSE, TUNE_CACHE
+from .runtime_src import COLLAPSE, TUNE_CACHE, plan_key
 from .template_api import EmitContext, Emitted
 
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
@@ -243,31 +244,97 @@ def _kernels(ctx: EmitContext, ch: Chains, which: list[str], em: Emitted) -> dic
     return names
 
 
-def _head(spec: NormSpec, ch: Chains, lname: str, extra: list[str], out_dtype: torch.dtype) -> list[str]:
-    """Launcher signature, output allocation, chain preludes and the layout of x."""
-    pro, epi = ch.params()
-    first = pro if ch.pro else ["x"]
-    lines = [f"def {lname}({', '.join([*first, *extra, *epi])}):"]
-    body = []
-    if ch.pro:
-        body += [f"shape = _bshape({', '.join(p + '.shape' for p in pro)})",
-                 f"dev = {pro[0]}.device"]
-    else:
-        body += ["shape = x.shape", "dev = x.device"]
-    body += [f"y = torch.empty(shape, device=dev, dtype={out_dtype})",
-             "if y.numel() == 0:",
-             "    return y"]
-    body += ch.prelude("shape")
-    # With a prologue x is never loaded (the chain's operands are): it only stands in for the
-    # pointer argument, and the layout is the logical one.
-    body += ["x = y" if ch.pro else "",
-             f"i64 = _nrm_need64(x, y, *p_args[:{len(pro)}], *e_args[:{len(epi)}])"]
-    body += ["wt = y if w is None else w.reshape(-1)", "bt = y if b is None else b.reshape(-1)"]
-    return lines + ["    " + ln for ln in body if ln]
+def _ind(lines: list[str]) -> list[str]:
+    return ["    " + ln for ln in lines]
 
 
-def _call_tail(kw: str) -> str:
-    return f"*p_args, *e_args, {kw}, **p_kw, **e_kw"
+class _Launcher:
+    """The launcher of one norm region and its plan function.
+
+    Everything that depends only on the operands' metadata (output shape, the layout of x, the
+    fused chains' collapsed geometry, int64 offsets, the kernel path, block sizes, grids,
+    constexprs) is planned once per operand signature on meta tensors by `{name}_plan` and cached
+    (runtime _new_plan); a call costs a dict lookup, the output and workspace allocations and the
+    launches (via _launch). A layout that copies operands (a strided x that must be made
+    contiguous, chain operands the collapse cannot express) is planned per call on the real ones.
+    Running statistics are data: they are updated by kernels on every call, never planned."""
+
+    def __init__(self, spec: NormSpec, ch: Chains, lname: str, plans: str,
+                 extra: dict[str, Value | str | None]):
+        self.spec, self.ch, self.name, self.plans = spec, ch, lname, plans
+        self.pro, self.epi = ch.params()
+        first = self.pro if ch.pro else ["x"]
+        present = [p for p, v in extra.items() if v is not None]
+        self.params = [*first, *extra, *self.epi]
+        # The plan key's operands, in order: absent weights / statistics are None in every call
+        # (the forward passes a literal None).
+        self.ops = [*first, *present, *self.epi]
+        laid_first = (["*p_ops"] if self.pro else []) if ch.pro else ["x"]
+        self.laid = [*laid_first, *present, *(["*e_ops"] if self.epi else [])]
+        self.affine = [p for p in ("w", "b") if p in present]
+        # Kernel arguments of the call: x (y stands in for its pointer when a prologue computes
+        # it), weight and bias (y when absent), and the chains' operands with their planned sizes
+        # and strides.
+        self.x = "y" if ch.pro else "x"
+        self.w, self.b = ("w" if "w" in present else "y"), ("b" if "b" in present else "y")
+        self.pro_args = [*self.pro, "*pt"] if ch.pro else []
+        self.tail = [*self.pro_args, *([*self.epi, "*et"] if ch.epi else [])]
+
+    def kw(self, consts: str) -> str:
+        """The kernel's constexprs: `consts`, the affine flags, int64 offsets, the chains'."""
+        s = self.spec
+        return (f"dict({consts}, HAS_W={s.weight is not None}, HAS_B={s.bias is not None}, I64=i64, "
+                "**p_kw, **e_kw)")
+
+    def call(self, kern: str, head: list[str]) -> str:
+        """_launch of `kern` with tensor arguments `head`, the plan's `args` and the chains'."""
+        return f"_launch({kern}, grid, pick, ({', '.join([*head, '*args', *self.tail])}), kw)"
+
+    def stats(self, kern: str, extra: str = "") -> str:
+        """The two-level statistics of the plan's `sp` (`extra`: running-statistics arguments)."""
+        pro = f"({', '.join(self.pro_args)})" if self.pro_args else "()"
+        return f"stats = _nrm_group_stats({kern}, sp, {self.x}, {pro}{extra})"
+
+    def plan_fn(self, body: list[str], dt: torch.dtype) -> list[str]:
+        """`{name}_plan(ops, dev) -> (plan, laid-out ops)`: the head shared by every norm (shape,
+        chains, int64 offsets, weight layout), `body` (sets path, args, kw, grid, sp), the plan."""
+        ch = self.ch
+        shape = f"_bshape({', '.join(p + '.shape' for p in self.pro)})" if ch.pro else "x.shape"
+        head = [f"[{', '.join(self.ops)}] = ops",
+                f"shape = {shape}",
+                f'y = torch.empty(shape, device="meta", dtype={dt})',
+                "if y.numel() == 0:",
+                "    return _nrm_plan(shape), ops",
+                *ch.prelude("shape")]
+        if ch.pro:
+            # x is never loaded (the prologue's operands are): y stands in for its pointer, and
+            # the layout is the logical one.
+            head.append("x = y")
+        head.append(f"i64 = _nrm_need64(x, y, *p_args[:{len(self.pro)}], *e_args[:{len(self.epi)}])")
+        # The kernels read weight and bias as flat arrays.
+        head += [f"{p} = {p} if {p}.is_contiguous() else {p}.reshape(-1)" for p in self.affine]
+        pt = f"tuple(p_args[{len(self.pro)}:])" if ch.pro else "()"
+        et = f"tuple(e_args[{len(self.epi)}:])" if ch.epi else "()"
+        tail = [f"return _nrm_plan(shape, path, args, kw, grid, {pt}, {et}, sp), [{', '.join(self.laid)}]"]
+        doc = [f'"""(plan, laid-out ops) of {self.name} (see _nrm_plan) for `ops`: meta tensors, or',
+               'the real operands where the layout copies them."""']
+        return [f"def {self.name}_plan(ops, dev):", *_ind([*doc, *head, "sp = None", *body, *tail])]
+
+    def launcher(self, launches: list[str], dt: torch.dtype) -> list[str]:
+        ops = ", ".join(self.ops)
+        body = [f"key = {plan_key(self.ops)}",
+                f"plan = {self.plans}.get(key)",
+                "if plan is None:",
+                f"    plan = _new_plan({self.plans}, key, {self.name}_plan)",
+                "if not plan:  # the layout copies operands: planned per call on the real ones",
+                f"    plan, [{ops}] = {self.name}_plan([{ops}], key[3])",
+                "shape, path, args, kw, grid, pick, pt, et, sp = plan",
+                f"y = torch.empty(shape, device=key[3], dtype={dt})",
+                "if path < 0:",
+                "    return y",
+                *launches,
+                "return y"]
+        return [f"{self.plans} = {{}}", "", "", f"def {self.name}({', '.join(self.params)}):", *_ind(body)]
 
 
 def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec) -> Emitted:
@@ -282,103 +349,115 @@ def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec) -> Emitted:
     lname = ctx.name(f"{spec.kind}")
     if spec.kind in ("layer_norm", "rms_norm", "normalize"):
         k = _kernels(ctx, ch, ["row", "col", "stats", "apply"], em)
-        lines = _rows_launcher(spec, ch, lname, k, out.meta.dtype)
-        extra = [_arg(spec.weight), _arg(spec.bias)]
+        extra = {"w": spec.weight, "b": spec.bias}
+        gen = _Launcher(spec, ch, lname, ctx.name("plans"), extra)
+        plan, launches = _rows_launcher(gen, k)
     else:
         which = ["row", "stats", "apply"] if spec.kind != "batch_norm" else ["stats", "apply"]
         k = _kernels(ctx, ch, which, em)
-        lines = _grouped_launcher(spec, ch, lname, k, out.meta.dtype)
-        extra = [_arg(spec.weight), _arg(spec.bias), _arg(spec.running_mean), _arg(spec.running_var),
-                 spec.nbt or "None"]
-    em.helpers.append("\n".join(lines))
+        extra = {"w": spec.weight, "b": spec.bias, "rm": spec.running_mean, "rv": spec.running_var,
+                 "nbt": spec.nbt}
+        gen = _Launcher(spec, ch, lname, ctx.name("plans"), extra)
+        plan, launches = _grouped_launcher(gen, k)
+    dt = out.meta.dtype
+    em.helpers += ["\n".join(gen.plan_fn(plan, dt)), "\n".join(gen.launcher(launches, dt))]
     pro, epi = ch.forward_args()
     first = pro if ch.pro else [spec.x.name]
-    em.lines.append(f"{out.name} = {lname}({', '.join([*first, *extra, *epi])})")
+    args = [_arg(v) for v in extra.values()]
+    em.lines.append(f"{out.name} = {lname}({', '.join([*first, *args, *epi])})")
     return em
 
 
-def _arg(v: Value | None) -> str:
-    return "None" if v is None else v.name
+def _arg(v: Value | str | None) -> str:
+    """The forward's expression of a launcher argument (a value, or a buffer's expression)."""
+    return "None" if v is None else v if isinstance(v, str) else v.name
 
 
-def _rows_launcher(spec: NormSpec, ch: Chains, lname: str, k: dict[str, str], dt: torch.dtype) -> list[str]:
-    """layer_norm / rms_norm / normalize: rows in registers, strided columns, or two-level."""
-    lines = _head(spec, ch, lname, ["w", "b"], dt)
+def _rows_launcher(g: _Launcher, k: dict[str, str]) -> tuple[list[str], list[str]]:
+    """layer_norm / rms_norm / normalize: rows in registers, strided columns, or two-level.
+    Returns (plan body, launcher launches)."""
+    spec = g.spec
     red = (f"len(shape) - {spec.reduce_last}, len(shape)" if spec.dim is None
            else f"{spec.dim}, {spec.dim + 1}")
     m, eps = spec.mode, repr(spec.eps)
-    aff = "HAS_W=w is not None, HAS_B=b is not None, I64=i64"
-    stats, apply = f"stats = _nrm_group_stats({k['stats']}, x, p_args, p_kw", f"{k['apply']}"
-    body = [f"d0, d1 = {red}"]
-    if ch.pro:
-        body += ["lay = _nrm_layout(shape, _nrm_cstrides(shape), d0, d1)"]
+    plan = [f"d0, d1 = {red}"]
+    if g.ch.pro:
+        plan += ["lay = _nrm_layout(shape, _nrm_cstrides(shape), d0, d1)"]
     else:
-        body += ["lay = _nrm_layout(shape, x.stride(), d0, d1)",
+        plan += ["lay = _nrm_layout(shape, x.stride(), d0, d1)",
                  "if lay is None:",
                  "    x = x.contiguous()",
                  "    lay = _nrm_layout(shape, x.stride(), d0, d1)"]
-    body += [
+    plan += [
         "O, R, I, (so, sr, si), (yo, yr, yi) = lay",
         "if I == 1 and (sr == 1 or R == 1):",
         f"    if R <= {ROW_MAX}:",
-        "        grid = lambda meta: (_cdiv(O, meta['ROWS']),)",
-        f"        {k['row']}[grid](x, y, wt, bt, O, R, so, {eps}, 1, 1, 1, "
-        + _call_tail(f"MODE={m}, AFF=2, {aff}, BLOCK=_npow2(R)") + ")",
+        "        path, grid = 0, lambda meta: (_cdiv(O, meta['ROWS']),)",
+        f"        args = (O, R, so, {eps}, 1, 1, 1)",
+        "        kw = " + g.kw(f"MODE={m}, AFF=2, BLOCK=_npow2(R)"),
         "    else:",
-        f"        {stats}, 1, O, R, 0, so, 1, {m}, {eps}, i64)",
+        f"        sp = _nrm_stats_prep(1, O, R, 0, so, 1, {m}, {eps}, i64, p_kw)",
         "        br, bl = _nrm_apply_plan(O, R)",
-        f"        {apply}[(_cdiv(O, br) * _cdiv(R, bl),)](x, y, stats, wt, bt, stats, stats, "
-        f"O, R, so, O, 1, 1, {eps}, "
-        + _call_tail(f"SIDX=0, AFF=2, {aff}, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl") + ")",
+        "        path, grid = 1, (_cdiv(O, br) * _cdiv(R, bl),)",
+        f"        args = (O, R, so, O, 1, 1, {eps})",
+        "        kw = " + g.kw("SIDX=0, AFF=2, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl"),
         "else:",
         "    one, br, bi = _nrm_col_plan(R, I)",
-        f"    {k['col']}[(O * _cdiv(I, bi),)](x, y, wt, bt, O, R, I, so, sr, si, yo, yr, yi, {eps}, "
-        + _call_tail(f"MODE={m}, {aff}, ONE_PASS=one, BLOCK_R=br, BLOCK_I=bi") + ")",
-        "return y"]
-    return lines + ["    " + ln for ln in body]
+        "    path, grid = 2, (O * _cdiv(I, bi),)",
+        f"    args = (O, R, I, so, sr, si, yo, yr, yi, {eps})",
+        "    kw = " + g.kw(f"MODE={m}, ONE_PASS=one, BLOCK_R=br, BLOCK_I=bi")]
+    launches = ["if path == 1:",
+                "    " + g.stats(k["stats"]),
+                "    " + g.call(k["apply"], [g.x, "y", "stats", g.w, g.b, "stats", "stats"]),
+                "else:",
+                "    " + g.call(f"{k['col']} if path == 2 else {k['row']}", [g.x, "y", g.w, g.b])]
+    return plan, launches
 
 
-def _grouped_launcher(spec: NormSpec, ch: Chains, lname: str, k: dict[str, str],
-                      dt: torch.dtype) -> list[str]:
+def _grouped_launcher(g: _Launcher, k: dict[str, str]) -> tuple[list[str], list[str]]:
     """group_norm / instance_norm (rows in registers or two-level) and batch_norm (two-level in
-    training, one elementwise pass with the running statistics in eval)."""
-    lines = _head(spec, ch, lname, ["w", "b", "rm", "rv", "nbt"], dt)
+    training, one elementwise pass with the running statistics in eval). Returns (plan body,
+    launcher launches)."""
+    spec = g.spec
     eps = repr(spec.eps)
-    aff = "HAS_W=w is not None, HAS_B=b is not None, I64=i64"
-    stats = f"stats = _nrm_group_stats({k['stats']}, x, p_args, p_kw"
-    batch = f"SIDX=0, AFF=1, {aff}, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl"
-    body = ["N, C = shape[0], shape[1]",
-            "HW = y.numel() // (N * C)"]
-    if not ch.pro:
-        # Conv outputs are contiguous already; anything else pays one copy for coalesced passes.
-        body = ["x = x.contiguous()", *body]
-    apply_grid = "[(_cdiv(N * C, br) * _cdiv(HW, bl),)]"
+    # Conv outputs are contiguous already; anything else pays one copy for coalesced passes.
+    plan = [] if g.ch.pro else ["x = x.contiguous()"]
+    plan += ["N, C = shape[0], shape[1]",
+             "HW = y.numel() // (N * C)"]
+    apply_grid = "(_cdiv(N * C, br) * _cdiv(HW, bl),)"
+    apply_head = [g.x, "y", "stats", g.w, g.b, "stats", "stats"]
     if spec.kind == "batch_norm":
-        body += ["br, bl = _nrm_apply_plan(N * C, HW)"]
+        plan += ["br, bl = _nrm_apply_plan(N * C, HW)",
+                 f"grid, args = {apply_grid}, (N * C, HW, HW, C, C, 1, {eps})"]
         if spec.training:
             mom = "None" if spec.momentum is None else repr(spec.momentum)
-            body += [f"{stats}, N, C, HW, C * HW, HW, 1, 0, {eps}, i64, rm, rv, nbt, {mom})",
-                     f"{k['apply']}{apply_grid}(x, y, stats, wt, bt, stats, stats, N * C, HW, HW, C, C, 1, "
-                     f"{eps}, " + _call_tail(batch.replace("SIDX=0", "SIDX=1")) + ")"]
-        else:
-            body += [f"{k['apply']}{apply_grid}(x, y, y, wt, bt, rm, rv, N * C, HW, HW, C, C, 1, {eps}, "
-                     + _call_tail(f"SIDX=1, AFF=1, {aff}, FROM_RUNNING=True, BLOCK_R=br, BLOCK_L=bl") + ")"]
-        return lines + ["    " + ln for ln in [*body, "return y"]]
+            running = spec.running_mean is not None and spec.running_var is not None
+            plan += [f"sp = _nrm_stats_prep(N, C, HW, C * HW, HW, 1, 0, {eps}, i64, p_kw, {running}, "
+                     f"{spec.nbt is not None}, {mom})",
+                     "path, kw = 1, " + g.kw("SIDX=1, AFF=1, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl")]
+            return plan, [g.stats(k["stats"], ", rm, rv, nbt"), g.call(k["apply"], apply_head)]
+        plan += ["path, kw = 3, " + g.kw("SIDX=1, AFF=1, FROM_RUNNING=True, BLOCK_R=br, BLOCK_L=bl")]
+        return plan, [g.call(k["apply"], [g.x, "y", "y", g.w, g.b, "rm", "rv"])]
     groups = str(spec.groups) if spec.kind == "group_norm" else "C"
-    body += [f"G = {groups}",
+    plan += [f"G = {groups}",
              "cpg = C // G",
              "rows, R = N * G, cpg * HW",
              f"if R <= {ROW_MAX}:",
-             "    grid = lambda meta: (_cdiv(rows, meta['ROWS']),)",
-             f"    {k['row']}[grid](x, y, wt, bt, rows, R, R, {eps}, G, cpg, HW, "
-             + _call_tail(f"MODE=0, AFF=1, {aff}, BLOCK=_npow2(R)") + ")",
+             "    path, grid = 0, lambda meta: (_cdiv(rows, meta['ROWS']),)",
+             f"    args = (rows, R, R, {eps}, G, cpg, HW)",
+             "    kw = " + g.kw("MODE=0, AFF=1, BLOCK=_npow2(R)"),
              "else:",
-             f"    {stats}, 1, rows, R, 0, R, 1, 0, {eps}, i64)",
+             f"    sp = _nrm_stats_prep(1, rows, R, 0, R, 1, 0, {eps}, i64, p_kw)",
              "    br, bl = _nrm_apply_plan(N * C, HW)",
-             f"    {k['apply']}{apply_grid}(x, y, stats, wt, bt, stats, stats, N * C, HW, HW, rows, C, cpg, "
-             f"{eps}, " + _call_tail(batch) + ")",
-             "return y"]
-    return lines + ["    " + ln for ln in body]
+             f"    path, grid = 1, {apply_grid}",
+             f"    args = (N * C, HW, HW, rows, C, cpg, {eps})",
+             "    kw = " + g.kw("SIDX=0, AFF=1, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl")]
+    launches = ["if path == 1:",
+                "    " + g.stats(k["stats"]),
+                "    " + g.call(k["apply"], apply_head),
+                "else:",
+                "    " + g.call(k["row"], [g.x, "y", g.w, g.b])]
+    return plan, launches
 
 
 def chains_supported(region: Region) -> bool:

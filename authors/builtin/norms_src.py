@@ -118,29 +118,47 @@ def _nrm_stats_plan(A, C, B, tile=4096, programs=1056, min_work=16384):
     return ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb
 
 
-def _nrm_group_stats(stats_kernel, x, pro_args, pro_kw, A, C, B, sa, sc, sb, mode, eps, i64,
-                     rm=None, rv=None, nbt=None, momentum=None):
-    """Level 1 (partials over many programs) and level 2 (combine) of the statistics of C groups,
-    group c being x[a, c, b] for all a < A, b < B; returns a (2, C) tensor of (shift, scale)."""
+def _nrm_plan(shape, path=-1, args=(), kw=None, grid=None, pt=(), et=(), sp=None):
+    """A norm launcher's plan: output shape; path (-1 empty output, 0 rows in registers, 1
+    two-level statistics then apply, 2 strided columns, 3 apply from running statistics); the main
+    kernel's size arguments, constexprs and grid, an autotuning-pick slot for _launch; the size
+    and stride arguments of the fused prologue and epilogue; the statistics plan (_nrm_stats_prep)."""
+    return shape, path, args, kw or {}, grid, [], pt, et, sp
+
+
+def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, has_nbt=False,
+                    momentum=None):
+    """Launch plan of _nrm_group_stats for the statistics of C groups, group c being x[a, c, b]
+    for all a < A, b < B: (partials' shape; the level-1 grid, arguments, constexprs and autotuning
+    pick slot; the combine's grid, arguments and constexprs), sizes and flags only, no tensors."""
+    cumulative = running and momentum is None
+    if cumulative and not has_nbt:
+        raise ValueError("batch norm with momentum=None needs num_batches_tracked")
     ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B)
     n_chunks = a_ch * b_ch
-    part = torch.empty((3, n_chunks, C), device=x.device, dtype=torch.float32)
-    stats_kernel[(n_cb, n_chunks)](x, part, A, C, B, sa, sc, sb, a_per, b_per, b_ch, n_chunks, *pro_args,
-                                   ABS=mode == 3, I64=i64, BLOCK_A=ba, BLOCK_C=bc, BLOCK_B=bb, **pro_kw)
-    stats = torch.empty((2, C), device=x.device, dtype=torch.float32)
-    running = rm is not None and rv is not None
+    kw = dict(ABS=mode == 3, I64=i64, BLOCK_A=ba, BLOCK_C=bc, BLOCK_B=bb, **pro_kw)
+    fin = dict(MODE=mode, RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=128,
+               BLOCK_K=min(_npow2(n_chunks), 32), num_warps=4)
+    return ((3, n_chunks, C), (n_cb, n_chunks), (A, C, B, sa, sc, sb, a_per, b_per, b_ch, n_chunks), kw, [],
+            (_cdiv(C, 128),), (C, n_chunks, eps, 0.0 if momentum is None else float(momentum)), fin)
+
+
+def _nrm_group_stats(stats_kernel, sp, x, pro, rm=None, rv=None, nbt=None):
+    """Level 1 (partials over many programs) and level 2 (combine) of the statistics planned by
+    _nrm_stats_prep (`pro`: the fused prologue's operands and arguments); returns a (2, C) tensor
+    of (shift, scale). With running statistics it updates them, and num_batches_tracked, in place:
+    data, so on every call, never from the plan."""
+    part_shape, grid, args, kw, pick, fgrid, fargs, fkw = sp
+    part = torch.empty(part_shape, device=x.device, dtype=torch.float32)
+    _launch(stats_kernel, grid, pick, (x, part, *args, *pro), kw)
+    stats = torch.empty((2, fargs[0]), device=x.device, dtype=torch.float32)
+    running = fkw["RUNNING"]
     if running and nbt is not None:
         nbt.add_(1)
-    cumulative = running and momentum is None
-    if cumulative and nbt is None:
-        raise ValueError("batch norm with momentum=None needs num_batches_tracked")
     # Not autotuned: it updates the running statistics in place, and a benchmarking autotuner
     # would apply the update once per trial.
-    _nrm_finalize[(_cdiv(C, 128),)](part, stats, rm if running else stats, rv if running else stats,
-                                   nbt if cumulative else stats, C, n_chunks, eps,
-                                   0.0 if momentum is None else float(momentum), MODE=mode,
-                                   RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=128,
-                                   BLOCK_K=min(_npow2(n_chunks), 32), num_warps=4)
+    _nrm_finalize[fgrid](part, stats, rm if running else stats, rv if running else stats,
+                         nbt if fkw["CUMULATIVE"] else stats, *fargs, **fkw)
     return stats
 
 

@@ -1,5 +1,7 @@
 """Launcher-side helpers shared by every generated scan (emitted once per file): how a tensor
-is viewed as (outer, scanned, inner), and the plan (orientation, blocks, chunks, vector width)."""
+is viewed as (outer, scanned, inner), the plan (orientation, blocks, chunks, vector width), and
+the launches it makes (grid, arguments and constexprs of each phase), all from metadata so that
+a launcher computes them once per operand signature (see scan_codegen.emit_scan)."""
 
 SCAN_RUNTIME = '''
 def _scan_group(shape, stride):
@@ -70,4 +72,22 @@ def _scan_plan(shape, dim, gx, gy, dev, split, tensors):
     starts = [N, ch, sxo, syo, fo] + ([sxi, syi, fi] if I > 1 else [])
     vec = next(v for v in (4, 2, 1) if all(s % v == 0 for s in starts))
     return rows, O, N, I, strides, block, vec, chunks, ch, i64
+
+
+def _scan_launches(shape, dim, gx, gy, dev, split, tensors, kw):
+    """The launches of a scan planned by _scan_plan: (row kernel?, size of the chunk-totals
+    workspace, grid, size and stride arguments, [(constexprs, autotuning-pick slot)] per launch:
+    one, or two phases when lines are chunked). Each phase is its own autotuning key (PHASE), so
+    each keeps its own pick (runtime _launch)."""
+    rows, O, N, I, strides, block, vec, C, CH, i64 = _scan_plan(shape, dim, gx, gy, dev, split, tensors)
+    L = O * I
+    if rows:
+        grid = lambda meta: (_cdiv(L, max(meta['TILE'] // block, 1)), C)
+        kw = dict(kw, BLOCK_N=block, VEC=vec, LINES2D=I > 1, I64=i64)
+    else:
+        np2 = min(_npow2(CH), 4096)
+        grid = lambda meta: (O * _cdiv(I, _scan_lanes(meta, block, np2)), C)
+        kw = dict(kw, IP2=block, NP2=np2, I64=i64)
+    steps = [(dict(kw, PHASE=phase), []) for phase in ([0] if C == 1 else [1, 2])]
+    return rows, L * C if C > 1 else 1, grid, (L, O, N, I, CH, C, *strides), steps
 '''

@@ -12,16 +12,17 @@ propagates NaN like PyTorch. return_indices stays in PyTorch.
 from __future__ import annotations
 
 from kernelskill.authors.builtin.conv_pool_common import (
+    CP_PLANS,
     CP_RUNTIME,
     WINDOW_CONSTS,
     WINDOW_KWARGS,
     PlaneChain,
     chain_ok,
+    hashable_attr,
     indent,
     is_float,
     module_expr,
-    plane_io_lines,
-    shape_expr,
+    plan_args_key,
     single_output,
     window_tile_lines,
 )
@@ -29,22 +30,57 @@ from kernelskill.authors.builtin.ir import Region
 from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
 from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
-POOL_OUT = '''
+POOL_RUNTIME = '''
 def _pool_out(size, k, s, p, d, ceil):
     """PyTorch's pooling output size (pooling_output_shape), ceil_mode included."""
     out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)) // s + 1
     if ceil and (out - 1) * s >= size + p:
         out -= 1
     return out
-'''
 
-# Rationale: a tile of ~512-1024 outputs per program keeps enough loads in flight for DRAM
+
+def _pool_plan(attrs, ops, dims, n_src, pro):
+    """Launch plan of a window-pooling launcher (see _cp_plan) for the layer's (kernel_size,
+    stride, padding, dilation, ceil_mode, count_include_pad, divisor_override) and meta operands
+    `ops` (n_src source operands, then the epilogue's): output shape and size, the source and
+    epilogue strides (j too for a prologue's operands), the kernel's size arguments and
+    constexprs, its grid, and an empty autotuning-pick slot for _launch."""
+    ks, st, pad, dil, ceil, cip, divisor = attrs
+    src, epi = ops[:n_src], ops[n_src:]
+    shape = _bshape(*[t.shape for t in src])
+    k = _cp_tup(ks, dims)
+    s = k if st is None or (isinstance(st, (tuple, list)) and len(st) == 0) else _cp_tup(st, dims)
+    p, dl = _cp_tup(pad, dims), _cp_tup(1 if dil is None else dil, dims)
+    n_, c_, (D, H, W) = _cp_planes(shape, dims)
+    K3, S3 = _cp_pad3(k, dims, 1), _cp_pad3(s, dims, 1)
+    P3, L3 = _cp_pad3(p, dims, 0), _cp_pad3(dl, dims, 1)
+    OD, OH, OW = (_pool_out(i, K3[a], S3[a], P3[a], L3[a], bool(ceil)) for a, i in enumerate((D, H, W)))
+    lead = len(shape) - dims
+    out = torch.empty((*shape[:lead], *(OD, OH, OW)[3 - dims:]), device="meta")
+    R = OD * OH
+    grid = lambda meta: (n_ * c_ * _cdiv(R, meta['BLOCK_R']) * _cdiv(OW, meta['BLOCK_W']),)
+    kw = dict(WINDOW_KWARGS, CIP=bool(cip), DIV=int(divisor or 0), I64=_cp_big(out, *ops))
+    return (out.shape, out.numel(), _cp_flat(src, shape, dims, 6 if pro else 5),
+            _cp_flat(epi, out.shape, dims, 6), (c_, D, H, W, OD, OH, OW, R), kw, grid, [])
+'''.replace("WINDOW_KWARGS", WINDOW_KWARGS)
+
+# Rationale: a tile of ~256-2048 outputs per program keeps enough loads in flight for DRAM
 # (H200: 132 SMs x a few programs each); wide BLOCK_W keeps the window loads coalesced along W,
-# BLOCK_R = 1 with wide W serves 1-D pooling (R = 1). The first entry (the interpreter's only
-# one) is the largest tile: the interpreter's cost is per program and per op, not per element.
+# BLOCK_R = 1 with wide W serves 1-D pooling (R = 1) and wide 2-D maps, BLOCK_R x 32-64 small maps.
+# The first entry (the interpreter's only one) is the largest 2-D tile: the interpreter's cost is
+# per program and per op, not per element. Measured on H200 (do_bench / protocol ms, [the pick]),
+# the previous list -> this one's 1-row entries added:
+#   maxpool2d k3 s2 p1 (48, 96, 448, 448):  1.367 / 1.426 [2x256 4w] -> 1.211 / 1.252 [1x256 2w]
+#   avgpool1d k3 s1 p1 (24, 200, 110000):   1.138 / 1.370 [1x1024 8w] -> 1.116 / 1.243 [1x2048 8w]
+#   maxpool1d k5 s2 p2 (48, 160, 100000):   1.133 / 1.211 [1x1024 8w] -> 1.116 / 1.189 [1x512 4w]
+#   avgpool2d 2x2 (40, 128, 480, 416):      1.269 / 1.326 -> 1.295 / 1.334 (both 4x128 4w)
+#   avgpool3d 2x2x2 (24, 32, 64, 128, 144): 1.175 / 1.251 -> 1.173 / 1.260 (both 4x128 4w)
+# No loop is pipelined (the taps are unrolled), so those run 1 stage. 8x64 and 1x1024 were dropped:
+# none of these five picked them once the 1-row tiles were offered, and each entry costs tuning time.
 CONFIGS = [({"BLOCK_R": 16, "BLOCK_W": 64}, 8, 2), ({"BLOCK_R": 4, "BLOCK_W": 128}, 4, 2),
-           ({"BLOCK_R": 8, "BLOCK_W": 64}, 4, 2), ({"BLOCK_R": 16, "BLOCK_W": 32}, 4, 2),
-           ({"BLOCK_R": 2, "BLOCK_W": 256}, 4, 2), ({"BLOCK_R": 1, "BLOCK_W": 1024}, 8, 2)]
+           ({"BLOCK_R": 16, "BLOCK_W": 32}, 4, 2), ({"BLOCK_R": 2, "BLOCK_W": 256}, 4, 2),
+           ({"BLOCK_R": 1, "BLOCK_W": 256}, 2, 1), ({"BLOCK_R": 1, "BLOCK_W": 512}, 4, 1),
+           ({"BLOCK_R": 1, "BLOCK_W": 2048}, 8, 1)]
 
 
 class FusedPoolingWindow(Template):
@@ -69,7 +105,8 @@ class FusedPoolingWindow(Template):
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
         ctx.share("collapse", COLLAPSE)
         ctx.share("conv_pool", CP_RUNTIME)
-        ctx.share("pool_out", POOL_OUT)
+        ctx.share("cp_plans", CP_PLANS)
+        ctx.share("pool", POOL_RUNTIME)
         op = region.anchor
         dims, is_max = op.attrs["dims"], op.kind == "max_pool"
         out = single_output(region)
@@ -131,44 +168,38 @@ class FusedPoolingWindow(Template):
         epi_vals = epi.ext if epi else []
         src_names = [f"a{i}" for i in range(len(src_vals))]
         epi_names = [f"b{i}" for i in range(len(epi_vals))]
-        shape = shape_expr(src_names)
-        launcher = [f"def {lname}(ks, st, pad, dil, ceil, cip, divisor, {', '.join(src_names + epi_names)}):",
-                    f"    dims = {dims}",
-                    f"    shape = {shape}",
-                    "    k = _cp_tup(ks, dims)",
-                    "    s = k if st is None or (isinstance(st, (tuple, list)) and len(st) == 0) "
-                    "else _cp_tup(st, dims)",
-                    "    p, dl = _cp_tup(pad, dims), _cp_tup(1 if dil is None else dil, dims)",
-                    "    n_, c_, (D, H, W) = _cp_planes(shape, dims)",
-                    "    K3, S3 = _cp_pad3(k, dims, 1), _cp_pad3(s, dims, 1)",
-                    "    P3, L3 = _cp_pad3(p, dims, 0), _cp_pad3(dl, dims, 1)",
-                    "    OD, OH, OW = (_pool_out(i, K3[a], S3[a], P3[a], L3[a], bool(ceil)) "
-                    "for a, i in enumerate((D, H, W)))",
-                    "    lead = len(shape) - dims",
-                    "    out = torch.empty((*shape[:lead], *(OD, OH, OW)[3 - dims:]), device=a0.device, "
-                    f"dtype={out.meta.dtype})",
-                    "    if out.numel() == 0:",
-                    "        return out"]
-        io, src_args = plane_io_lines(pro, epi, src_names, epi_names)
-        launcher += io
-        launcher += ["    R = OD * OH",
-                     "    grid = lambda meta: (n_ * c_ * _cdiv(R, meta['BLOCK_R']) * "
-                     "_cdiv(OW, meta['BLOCK_W']),)",
-                     f"    {kname}[grid](out, {src_args}, {'*e_args, ' if epi else ''}"
-                     f"c_, D, H, W, OD, OH, OW, R, {WINDOW_KWARGS}, CIP=bool(cip), "
-                     "DIV=int(divisor or 0), I64=i64)",
-                     "    return out"]
+        plans = ctx.name("plans")
+        attr_names = ["ks", "st", "pad", "dil", "ceil", "cip", "divisor"]
+        # The launch plan (output geometry, strides, constexprs, grid) depends on the operands'
+        # metadata and the layer's attributes only: computed once per key (_pool_plan), so a call
+        # costs the lookup, the output allocation and the launch.
+        ptrs = ", ".join([*src_names, "*sargs", *epi_names, *(["*eargs"] if epi_names else [])])
+        launcher = [f"{plans} = {{}}",
+                    "",
+                    "",
+                    f"def {lname}({', '.join(attr_names + src_names + epi_names)}):",
+                    f"    key = {plan_args_key(attr_names, src_names + epi_names)}",
+                    "    shape, numel, sargs, eargs, sizes, kw, grid, pick = _cp_plan("
+                    f"{plans}, key, {len(attr_names)}, _pool_plan, {dims}, {len(src_names)}, {bool(pro)})",
+                    f"    out = torch.empty(shape, device=a0.device, dtype={out.meta.dtype})",
+                    "    if numel == 0:",
+                    "        return out",
+                    f"    _launch({kname}, grid, pick, (out, {ptrs}, *sizes), kw)",
+                    "    return out"]
         a = op.attrs
         mod = module_expr(op)
+        names = ["kernel_size", "stride", "padding", "dilation", "ceil_mode", "count_include_pad",
+                 "divisor_override"]
         if mod is not None:  # read the layer's attributes at run time (safe at any size)
-            attrs = [f"{mod}.kernel_size", f"{mod}.stride", f"{mod}.padding",
+            exprs = [f"{mod}.kernel_size", f"{mod}.stride", f"{mod}.padding",
                      f"getattr({mod}, 'dilation', 1)", f"{mod}.ceil_mode",
                      f"getattr({mod}, 'count_include_pad', True)",
                      f"getattr({mod}, 'divisor_override', None)"]
+            attrs = [hashable_attr(e, a.get(n)) for e, n in zip(exprs, names, strict=True)]
         else:
-            attrs = [repr(a.get("kernel_size")), repr(a.get("stride")), repr(a.get("padding", 0)),
-                     repr(a.get("dilation", 1)), repr(bool(a.get("ceil_mode"))),
-                     repr(a.get("count_include_pad", True)), repr(a.get("divisor_override"))]
+            vals = [a.get("kernel_size"), a.get("stride"), a.get("padding", 0), a.get("dilation", 1),
+                    bool(a.get("ceil_mode")), a.get("count_include_pad", True), a.get("divisor_override")]
+            attrs = [repr(tuple(v) if isinstance(v, list) else v) for v in vals]  # lists do not hash
         args = attrs + [v.name for v in src_vals] + [v.name for v in epi_vals]
         return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])

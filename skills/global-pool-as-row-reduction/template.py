@@ -11,18 +11,37 @@ of a block instead. The input is read once: the floor.
 from __future__ import annotations
 
 from kernelskill.authors.builtin.conv_pool_common import (
+    CP_PLANS,
     CP_RUNTIME,
     PlaneChain,
     chain_ok,
     indent,
     is_float,
-    plane_io_lines,
-    shape_expr,
+    plan_args_key,
     single_output,
 )
 from kernelskill.authors.builtin.ir import Op, Region
 from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
 from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
+
+GPOOL_RUNTIME = '''
+def _gpool_plan(attrs, ops, dims, n_src):
+    """Launch plan of a global-pool launcher (see _cp_plan) for meta operands `ops` (n_src source
+    operands, then the epilogue's; no attributes): output shape, planes P, row length L, source
+    and epilogue strides, the kernel's size arguments and constexprs, its grid, and an empty
+    autotuning-pick slot for _launch."""
+    src, epi = ops[:n_src], ops[n_src:]
+    shape = _bshape(*[t.shape for t in src])
+    n_, c_, (D, H, W) = _cp_planes(shape, dims)
+    lead = len(shape) - dims
+    out = torch.empty((*shape[:lead], *([1] * dims)), device="meta")
+    P, L = n_ * c_, D * H * W
+    sst = [_cp_strides(t, shape, dims) for t in src]
+    kw = dict(SPLIT=any(st[5] < 0 for st in sst), I64=_cp_big(out, *ops))
+    grid = lambda meta: (_cdiv(P, meta['BLOCK_P']),)
+    return (out.shape, P, L, tuple(s for st in sst for s in st), _cp_flat(epi, out.shape, dims, 6),
+            (P, c_, L, H, W), kw, grid, [])
+'''
 
 # Rationale: long rows (L >= 1024, e.g. 64x64 maps) want one or a few planes per program and
 # wide chunks; short rows (7x7 = 49 in CNN heads) want many planes per program so a program
@@ -61,6 +80,8 @@ class GlobalPoolRowReduction(Template):
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
         ctx.share("collapse", COLLAPSE)
         ctx.share("conv_pool", CP_RUNTIME)
+        ctx.share("cp_plans", CP_PLANS)
+        ctx.share("gpool", GPOOL_RUNTIME)
         op = region.anchor
         dims = _global_dims(op)
         out = single_output(region)
@@ -117,26 +138,24 @@ class GlobalPoolRowReduction(Template):
         epi_vals = epi.ext if epi else []
         src_names = [f"a{i}" for i in range(len(src_vals))]
         epi_names = [f"b{i}" for i in range(len(epi_vals))]
-        shape = shape_expr(src_names)
-        launcher = [f"def {lname}({', '.join(src_names + epi_names)}):",
-                    f"    dims = {dims}",
-                    f"    shape = {shape}",
-                    "    n_, c_, (D, H, W) = _cp_planes(shape, dims)",
-                    "    lead = len(shape) - dims",
-                    "    out = torch.empty((*shape[:lead], *([1] * dims)), device=a0.device, "
-                    f"dtype={out.meta.dtype})",
-                    "    P, L = n_ * c_, D * H * W",
+        plans = ctx.name("plans")
+        # The launch plan depends on the operands' metadata only: computed once per signature
+        # (_gpool_plan), so a call costs the lookup, the output allocation and the launch.
+        ptrs = ", ".join([*src_names, "*sargs", *epi_names, *(["*eargs"] if epi_names else [])])
+        launcher = [f"{plans} = {{}}",
+                    "",
+                    "",
+                    f"def {lname}({', '.join(src_names + epi_names)}):",
+                    f"    key = {plan_args_key([], src_names + epi_names)}",
+                    "    shape, P, L, sargs, eargs, sizes, kw, grid, pick = _cp_plan("
+                    f"{plans}, key, 0, _gpool_plan, {dims}, {len(src_names)})",
+                    f"    out = torch.empty(shape, device=a0.device, dtype={out.meta.dtype})",
                     "    if P == 0:",
                     "        return out",
                     "    if L == 0:",
-                    "        return out.fill_(float('nan'))"]
-        io, src_args = plane_io_lines(pro, epi, src_names, epi_names, strides="sx")
-        split = "p_split" if pro else "sx[5] < 0"
-        launcher += io
-        launcher += ["    grid = lambda meta: (_cdiv(P, meta['BLOCK_P']),)",
-                     f"    {kname}[grid](out, {src_args}, {'*e_args, ' if epi else ''}P, c_, L, H, W, "
-                     f"SPLIT={split}, I64=i64)",
-                     "    return out"]
+                    "        return out.fill_(float('nan'))",
+                    f"    _launch({kname}, grid, pick, (out, {ptrs}, *sizes), kw)",
+                    "    return out"]
         args = [v.name for v in src_vals] + [v.name for v in epi_vals]
         return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])

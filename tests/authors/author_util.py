@@ -3,7 +3,10 @@ with the real evaluator pipeline (correctness vs float64, poisoned outputs, pert
 
 from __future__ import annotations
 
+import re
 import tempfile
+import types
+from collections import Counter
 from pathlib import Path
 
 from kernelskill.authors.base import AuthorTask
@@ -11,6 +14,7 @@ from kernelskill.authors.builtin.author import BuiltinAuthor, BuiltinConfig
 from kernelskill.eval.types import EvalResult
 from kernelskill.eval.worker import Worker
 from kernelskill.state.records import Candidate, Plan, Problem
+from triton.runtime.autotuner import Autotuner
 
 _AUTHOR: BuiltinAuthor | None = None
 
@@ -58,3 +62,17 @@ def forward_text(source: str) -> str:
     forward replays as a CUDA graph (cuda-graph-replay renames the original), else `forward`."""
     name = "    def _eager_forward" if "    def _eager_forward" in source else "    def forward"
     return source[source.index(name):]
+
+
+def count_autotuner_runs(mod: types.ModuleType, names: str = r".*") -> Counter:
+    """Counts, per kernel name (matching `names` in full), the launches of a generated module's
+    autotuned kernels that go through the autotuner. A launch plan holding the autotuner's pick
+    calls the compiled function (`kern.fn`) directly, which is not counted."""
+    runs: Counter = Counter()
+    for name, kern in vars(mod).items():
+        if isinstance(kern, Autotuner) and re.fullmatch(names, name):
+            def run(*args, _k=kern, _n=name, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+                runs[_n] += 1
+                return Autotuner.run(_k, *args, **kw)
+            kern.run = run
+    return runs

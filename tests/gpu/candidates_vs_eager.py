@@ -6,7 +6,9 @@ launch time counts). The gap between the two is a candidate's exposed host cost.
 A manifest is a JSON list of {"problem": path, "variant": name, "path": candidate file}; problems
 are dealt round-robin to WORKERS processes (one per GPU: CUDA_VISIBLE_DEVICES=i ... i N).
 
-    python3 tests/gpu/candidates_vs_eager.py MANIFEST WORKER WORKERS [--protocol] [VARIANT...]
+    python3 tests/gpu/candidates_vs_eager.py MANIFEST WORKER WORKERS [--protocol | --both] [VARIANT...]
+
+`--both` times each candidate both ways and prints "do_bench / protocol".
 
 Outputs of the H200 runs in problems/measurements/h200-2026-11-30-conv16/.
 """
@@ -33,12 +35,12 @@ def load(path: str):  # noqa: ANN201
 
 
 def tuned(mod) -> str:  # noqa: ANN001
-    """The autotuned kernels' chosen configurations: BLOCK sizes, warps, stages."""
+    """The autotuned kernels' chosen configurations: block sizes, warps, stages."""
     picks = []
     for name, o in vars(mod).items():
         cfg = getattr(o, "best_config", None) if isinstance(o, triton.runtime.autotuner.Autotuner) else None
-        if cfg is not None and ("gemm" in name or "conv" in name):
-            blocks = "x".join(str(v) for k, v in cfg.kwargs.items() if k.startswith("BLOCK"))
+        if cfg is not None:
+            blocks = "x".join(str(v) for v in cfg.kwargs.values())
             picks.append(f"{name.strip('_')}:{blocks}/{cfg.num_warps}w{cfg.num_stages}s")
     return " ".join(picks)
 
@@ -48,8 +50,9 @@ def cuda(xs: list) -> list:
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--protocol"]
-    protocol = "--protocol" in sys.argv
+    args = [a for a in sys.argv[1:] if a not in ("--protocol", "--both")]
+    both = "--both" in sys.argv
+    protocol = "--protocol" in sys.argv or both
     manifest, wid, nw, variants = args[0], int(args[1]), int(args[2]), args[3:]
     with open(manifest) as fh:
         man = [m for m in json.load(fh) if not variants or m["variant"] in variants]
@@ -75,14 +78,18 @@ def main() -> None:
             o32 = copy.deepcopy(ref)(*x)
             torch.backends.cudnn.allow_tf32 = tf32
 
-        def bench(fn) -> float:
-            if timer is not None:
-                return timer.time(fn, sets).median_ms
+        def kernel_ms(fn) -> float:
             with torch.no_grad():
                 return triton.testing.do_bench(lambda: fn(*x), warmup=25, rep=100, return_mode="median")
 
+        def bench(fn) -> float:
+            return timer.time(fn, sets).median_ms if timer is not None else kernel_ms(fn)
+
+        def label(fn, t: float) -> str:
+            return f"{kernel_ms(fn):.3f} / {t:.3f}" if both else f"{t:.3f}"
+
         te = bench(ref)
-        cells = [f"eager {te:.3f}"]
+        cells = [f"eager {label(ref, te)}"]
         for m in man:
             if m["problem"] != f:
                 continue
@@ -94,8 +101,8 @@ def main() -> None:
                     v = compare(new(*x), o64, o32)
                 t = bench(new)
                 verdict = "ok" if v.ok else f"WRONG: {str(v.reason)[:80]}"
-                cells.append(f"{m['variant']} {t:.3f} ({te / t:.2f}x, {verdict}, err {v.max_abs_err:.1e} vs "
-                             f"torch {v.torch_err:.1e}) {tuned(mod)}")
+                cells.append(f"{m['variant']} {label(new, t)} ({te / t:.2f}x, {verdict}, "
+                             f"err {v.max_abs_err:.1e} vs torch {v.torch_err:.1e}) {tuned(mod)}")
             except Exception as e:  # noqa: BLE001
                 cells.append(f"{m['variant']} FAILED {type(e).__name__}: {str(e)[:150]}")
             # Free this variant's model, and with it any captured CUDA graphs and their memory pools,
