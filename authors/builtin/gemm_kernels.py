@@ -247,19 +247,6 @@ class GemmChain:
                "flat": f"{q('in')} + {q('ro')} + ({cols}) * {q('c')}"}[layout]
         return [*lines, f"    {q('x')} = tl.load({ptr}{m}){cast}"]
 
-    def launch_prelude(self, ext_args: list[str], scalar_args: list[str] = ()) -> list[str]:
-        """Launcher lines defining `{p}_ops`, `{p}_args` and `{p}_kw` (needs out_shape, gshape);
-        `scalar_args` are the launcher's names for the run-time scalars, in order."""
-        p = self.p
-        lines = [f"{p}_ops, {p}_args, {p}_kw = [], [], {{}}"]
-        for i, name in enumerate(ext_args):
-            lines += [f"t, geo, {p}_kw['{p}_RR{i}'] = _gemm_ext({name}, out_shape, gshape)",
-                      f"{p}_ops.append(t)",
-                      f"{p}_args += [t, *geo]"]
-        if scalar_args:
-            lines.append(f"{p}_args += [{', '.join(scalar_args)}]")
-        return lines
-
 
 def kernel_source(name: str, opts: KernelOpts, chain: GemmChain | None,
                   configs: list[tuple[dict, int, int]]) -> str:
