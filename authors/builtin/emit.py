@@ -91,7 +91,8 @@ def assemble(program: Program, preamble: str, regions: list[Region], emitted: li
     return source
 
 
-_DEF = re.compile(r"def (\w+)\(")
+# What a definition names at top level: `def name(` or `name = ...` at the start of a line.
+_TOP = re.compile(r"^(?:def (\w+)\(|(\w+) = )", re.M)
 _WORD = re.compile(r"\b\w+\b")
 
 
@@ -105,23 +106,23 @@ def rename(text: str, aliases: dict[str, str]) -> str:
 
 
 def dedupe(defs: list[str], aliases: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """Drop definitions identical to an earlier one but for the name they define (their first
-    `def`), after applying `aliases`; returns the kept sources and the aliases, extended by
-    dropped name -> kept name."""
+    """Drop definitions identical to an earlier one but for the names they define at top level
+    (their functions, and module-level assignments such as a launcher's plan cache), after applying
+    `aliases`; returns the kept sources and the aliases, extended by dropped name -> kept name."""
     aliases = dict(aliases)
     kept: list[str] = []
-    seen: dict[str, str] = {}
+    seen: dict[str, list[str]] = {}
     for src in defs:
         src = rename(src, aliases)
-        m = _DEF.search(src)
-        if m is None:
+        names = [d or a for d, a in _TOP.findall(src)]
+        if not names:
             kept.append(src)
             continue
-        shape = rename(src, {m.group(1): "<this>"})
+        shape = rename(src, {n: f"<this{i}>" for i, n in enumerate(names)})
         if shape in seen:
-            aliases[m.group(1)] = seen[shape]
+            aliases.update(zip(names, seen[shape], strict=True))
         else:
-            seen[shape] = m.group(1)
+            seen[shape] = names
             kept.append(src)
     return kept, aliases
 

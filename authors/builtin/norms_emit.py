@@ -316,8 +316,9 @@ class _Launcher:
         pt = f"tuple(p_args[{len(self.pro)}:])" if ch.pro else "()"
         et = f"tuple(e_args[{len(self.epi)}:])" if ch.epi else "()"
         tail = [f"return _nrm_plan(shape, path, args, kw, grid, {pt}, {et}, sp), [{', '.join(self.laid)}]"]
-        doc = [f'"""(plan, laid-out ops) of {self.name} (see _nrm_plan) for `ops`: meta tensors, or',
-               'the real operands where the layout copies them."""']
+        # The docstring names no launcher, so identical regions' plans stay identical (emit.dedupe).
+        doc = ['"""(plan, laid-out ops) of the launcher this is named after (see _nrm_plan) for `ops`:',
+               'meta tensors, or the real operands where the layout copies them."""']
         return [f"def {self.name}_plan(ops, dev):", *_ind([*doc, *head, "sp = None", *body, *tail])]
 
     def launcher(self, launches: list[str], dt: torch.dtype) -> list[str]:

@@ -2,7 +2,7 @@
 collapsed strides, block sizes, constexprs) is computed once per operand signature on meta
 tensors and reused; the autotuner's pick is kept with it. Calls alternating shapes and layouts,
 including strided views and layouts that must be materialised, stay correct, and each signature
-gets its own plan."""
+gets its own plan. Repeated identical regions keep one launcher, plan cache included."""
 
 from __future__ import annotations
 
@@ -128,3 +128,58 @@ def test_reduction_layout_that_must_materialise_is_planned_per_call() -> None:
         x = torch.randn(3, 4, 5, 6, 2)
         torch.testing.assert_close(model(x), torch.sum(x * x, dim=(0, 2, 4)), rtol=1e-5, atol=1e-5)
     assert list(_plans(mod).values()) == [()]
+
+
+REPEATED = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n1, self.n2 = nn.LayerNorm(24), nn.LayerNorm(24)
+        self.p1, self.p2 = nn.MaxPool1d(3, 2, 1), nn.MaxPool1d(3, 2, 1)
+
+    def forward(self, x):
+        x = self.p1(torch.tanh(self.n1(x)))
+        y = self.p2(torch.tanh(self.n2(x.repeat(1, 1, 2))))
+        return torch.sum(x, dim=-1) + torch.sum(y * y, dim=-1)
+
+def get_inputs():
+    return [torch.randn(2, 3, 24)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_identical_regions_share_one_launcher_and_its_plans() -> None:
+    """Repeated layers emit launchers identical but for their names, plan caches included: the file
+    keeps one of each (emit.dedupe), so the layers share its plans and picks."""
+    import re
+
+    cand = generate(REPEATED)
+    src = cand.source
+    for stem in ("layer_norm", "pool"):
+        assert len(re.findall(rf"^def _{stem}_\d+\(", src, re.M)) == 1, stem
+    assert run_static_checks(src) == []
+    mod = exec_module(src, "repeated_candidate.py", "repeated_candidate")
+    ns: dict = {}
+    exec(REPEATED, ns)
+    torch.manual_seed(0)
+    ref = ns["Model"]()
+    model = mod.ModelNew()
+    model.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 3, 24)
+    torch.testing.assert_close(model(x), ref(x), rtol=1e-5, atol=1e-5)
+
+
+def test_dedupe_aliases_every_name_a_definition_makes() -> None:
+    from kernelskill.authors.builtin.emit import dedupe
+
+    launcher = "{p} = {{}}\n\n\ndef {f}(x):\n    plan = {p}.get(x.shape)\n    return _k_1(x, plan)\n"
+    other = launcher.replace("_k_1", "_k_2")
+    defs = [launcher.format(p="_plans_1", f="_run_0"), launcher.format(p="_plans_4", f="_run_3"),
+            other.format(p="_plans_6", f="_run_5")]
+    helpers, aliases = dedupe(defs, {})
+    assert len(helpers) == 2 and aliases == {"_plans_4": "_plans_1", "_run_3": "_run_0"}
