@@ -126,19 +126,6 @@ def _gemm_new_plan(plans, key, planner):
     return plan
 
 
-_GEMM_SMS = {}
-
-
-def _gemm_sms(dev):
-    """Streaming multiprocessors of device `dev`, read once per device (132, an H200's, off the
-    GPU: the CPU interpreter then takes the GPU's split-K decisions)."""
-    n = _GEMM_SMS.get(dev)
-    if n is None:
-        n = _GEMM_SMS[dev] = torch.cuda.get_device_properties(dev).multi_processor_count \
-            if dev.type == "cuda" else 132
-    return n
-
-
 def _gemm_grid(n, M, N):
     """Grid of a tiled GEMM kernel: n (batches, or K chunks x batches) x the tiles of M x N. A
     function, so that a plan's grid keeps the sizes it was built with."""

@@ -289,7 +289,7 @@ class GemmTemplate(Template):
             body += [
                 "# Rationale: with fewer output tiles than ~2 waves of SMs and a long K, split K into",
                 "# chunks of >= 1024 (>= 32 BLOCK_K steps keep the pipeline full) so every SM works.",
-                "split = min(2 * _gemm_sms(dev) // (nb * _cdiv(M, 128) * _cdiv(N, 128)), K // 1024, 32)",
+                "split = min(2 * _sms(dev, 132) // (nb * _cdiv(M, 128) * _cdiv(N, 128)), K // 1024, 32)",
                 "if split >= 2:",
                 "    chunk = _cdiv(_cdiv(K, split), 128) * 128",
                 "    split = _cdiv(K, chunk)",

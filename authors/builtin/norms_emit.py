@@ -18,7 +18,7 @@ import torch
 from . import norms_src as S
 from .ir import Op, Region, Value
 from .pointwise import ChainCode
-from .runtime_src import COLLAPSE, TUNE_CACHE, plan_key
+from .runtime_src import COLLAPSE, TUNE_CACHE, plan_lookup
 from .template_api import EmitContext, Emitted
 
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
@@ -323,19 +323,17 @@ class _Launcher:
 
     def launcher(self, launches: list[str], dt: torch.dtype) -> list[str]:
         ops = ", ".join(self.ops)
-        body = [f"key = {plan_key(self.ops)}",
-                f"plan = {self.plans}.get(key)",
-                "if plan is None:",
-                f"    plan = _new_plan({self.plans}, key, {self.name}_plan)",
-                "if not plan:  # the layout copies operands: planned per call on the real ones",
-                f"    plan, [{ops}] = {self.name}_plan([{ops}], key[3])",
-                "shape, path, args, kw, grid, pick, pt, et, sp = plan",
+        lookup = [f"    ops = [{ops}]",
+                  *plan_lookup(self.plans, self.name, len(self.ops)),
+                  f"    [{ops}] = ops  # the laid-out operands where the layout copies them"]
+        body = ["shape, path, args, kw, grid, pick, pt, et, sp = plan",
                 f"y = torch.empty(shape, device=key[3], dtype={dt})",
                 "if path < 0:",
                 "    return y",
                 *launches,
                 "return y"]
-        return [f"{self.plans} = {{}}", "", "", f"def {self.name}({', '.join(self.params)}):", *_ind(body)]
+        return [f"{self.plans} = {{}}", "", "", f"def {self.name}({', '.join(self.params)}):", *lookup,
+                *_ind(body)]
 
 
 def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec) -> Emitted:

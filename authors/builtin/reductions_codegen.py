@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from .ir import Op, Value
 from .pointwise import ChainCode, chain_statements
 from .reductions_reducers import Gen, Reducer
-from .runtime_src import COLLAPSE, autotune, plan_key
+from .runtime_src import COLLAPSE, autotune, plan_lookup
 from .template_api import EmitContext, Emitted
 
 _LOW = ("torch.float16", "torch.bfloat16")
@@ -133,18 +133,6 @@ def operand_params(n_ops: int) -> list[str]:
 
 def align_consts(n_ops: int) -> list[str]:
     return [f"A{j}: tl.constexpr" for j in range(n_ops)] + ["AK: tl.constexpr", "AI: tl.constexpr"]
-
-
-def plan_lookup(plans: str, lname: str, n_ops: int) -> list[str]:
-    """Launcher lines that fetch the launch plan of `ops` from the cache `plans`, planning a new
-    signature once on meta tensors (runtime _new_plan); where the layout copies operands, each
-    call plans on its own (`{lname}_plan(ops, device)` returns the plan and the laid-out ops)."""
-    return [f"    key = {plan_key([f'ops[{j}]' for j in range(n_ops)])}",
-            f"    plan = {plans}.get(key)",
-            "    if plan is None:",
-            f"        plan = _new_plan({plans}, key, {lname}_plan)",
-            "    if not plan:  # the layout materialises operands: planned per call on the real ones",
-            f"        plan, ops = {lname}_plan(ops, key[3])"]
 
 
 ALIGN_LINES = [
@@ -330,7 +318,7 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
         elif p["split"]:
             P += [f"    split = {p['split']}"]
         else:
-            P += ["    sms = _red_sms(dev)",
+            P += ["    sms = _sms(dev, 4)",
                   "    if progs < sms and nk >= 8:",
                   f"        split = min(_cdiv({p['waves']} * sms, progs), _cdiv(nk, 4))"]
         P += ["    split = max(1, min(split, nk))",

@@ -3,7 +3,7 @@
 Launcher side: `_red_layout` views the reduced space of any (broadcast, strided) operands as
 O x K x I -- output index `o * I + i`, reduced index `k` -- with each of O, K, I at most two
 collapsed dims per operand, so kernels address views and broadcasts without copies;
-`_red_i64` / `_red_sms` feed the launchers' choices. Kernel side: `_red_off` (offset of a two-dim
+`_red_i64` feeds the launchers' choices. Kernel side: `_red_off` (offset of a two-dim
 group) and the associative combine functions of the reducers, used both across the lanes of a
 tile (`tl.reduce`) and across the partials of a split reduction.
 """
@@ -77,11 +77,6 @@ def _red_align(*strides):
         while s and s % a:
             a //= 2
     return a
-
-
-def _red_sms(dev):
-    """Streaming multiprocessors of device `dev` (a nominal 4 on the CPU interpreter)."""
-    return torch.cuda.get_device_properties(dev).multi_processor_count if dev.type == "cuda" else 4
 
 
 def _red_i64(shape, tensors):

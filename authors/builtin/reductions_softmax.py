@@ -25,12 +25,11 @@ from .reductions_codegen import (
     align_consts,
     main_kernel,
     operand_params,
-    plan_lookup,
     tile_values,
 )
 from .reductions_reducers import Gen, _lse
 from .reductions_runtime import RUNTIME
-from .runtime_src import COLLAPSE
+from .runtime_src import COLLAPSE, plan_lookup
 from .template_api import EmitContext, Emitted
 
 # Rationale (H200): a row of up to 32768 fp32 (128 KB) stays in registers with 16-32 warps
@@ -153,7 +152,7 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
     elif p["split"]:
         P += [f"    split = min({p['split']}, nk) if mode == 1 else 1"]
     else:
-        P += ["    sms = _red_sms(dev)",
+        P += ["    sms = _sms(dev, 4)",
               "    if mode == 1 and progs < sms and nk >= 8:",
               f"        split = min(_cdiv({p['waves']} * sms, progs), _cdiv(nk, 4))"]
     P += ["    split = max(1, min(split, nk))"] + ALIGN_LINES

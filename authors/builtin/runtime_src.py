@@ -19,6 +19,18 @@ def plan_key(operands: list[str]) -> str:
     return "(" + ", ".join(f"{o}.shape, {o}.stride(), {o}.dtype, {o}.device" for o in operands) + ",)"
 
 
+def plan_lookup(plans: str, lname: str, n_ops: int) -> list[str]:
+    """Launcher lines that fetch the launch plan of `ops` from the cache `plans`, planning a new
+    signature once on meta tensors (runtime _new_plan); where the layout copies operands, each
+    call plans on its own (`{lname}_plan(ops, device)` returns the plan and the laid-out ops)."""
+    return [f"    key = {plan_key([f'ops[{j}]' for j in range(n_ops)])}",
+            f"    plan = {plans}.get(key)",
+            "    if plan is None:",
+            f"        plan = _new_plan({plans}, key, {lname}_plan)",
+            "    if not plan:  # the layout materialises operands: planned per call on the real ones",
+            f"        plan, ops = {lname}_plan(ops, key[3])"]
+
+
 def autotune(configs: list[tuple[dict[str, Any], int, int]], key: list[str]) -> str:
     """`@triton.autotune` over `_configs(configs)` keyed by `key`, then `@triton.jit`, as generated
     source (the file defines `_configs` and `_TUNE`: COLLAPSE)."""
@@ -39,6 +51,12 @@ def _npow2(n):
     """Host-side triton.next_power_of_2 without its constexpr-call cost; 1 for n <= 1 (it sizes
     blocks, which hold at least one element)."""
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+def _sms(dev, cpu):
+    """Streaming multiprocessors of device `dev`; `cpu` off the GPU (a launcher's nominal count
+    for the interpreter: the GPU's, to take its decisions, or a small one, to keep tests cheap)."""
+    return torch.cuda.get_device_properties(dev).multi_processor_count if dev.type == "cuda" else cpu
 
 
 def _bshape(*shapes):

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 
 from .ir import Region, Value
 from .pointwise import ChainCode
-from .reductions_codegen import plan_lookup
-from .runtime_src import COLLAPSE, autotune
+from .runtime_src import COLLAPSE, autotune, plan_lookup
 from .scan_runtime import SCAN_RUNTIME
 from .template_api import EmitContext, Emitted
 

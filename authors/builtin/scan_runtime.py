@@ -53,7 +53,7 @@ def _scan_plan(shape, dim, gx, gy, dev, split, tensors):
     else:
         block = _npow2(I)
         programs, quantum = O * _cdiv(I, min(block, 64)), 64
-    sms = torch.cuda.get_device_properties(dev).multi_processor_count if dev.type == "cuda" else 1
+    sms = _sms(dev, 1)
     chunks = 1
     if split == "always":
         chunks = 3
