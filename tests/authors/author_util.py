@@ -76,3 +76,27 @@ def count_autotuner_runs(mod: types.ModuleType, names: str = r".*") -> Counter:
                 return Autotuner.run(_k, *args, **kw)
             kern.run = run
     return runs
+
+
+_EXPR_PROBLEM = '''
+import torch
+import torch.nn as nn
+SMALL = {{}}
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+{init}
+    def forward(self, {args}):
+        return {expr}
+def get_inputs():
+    return [{inputs}]
+def get_init_inputs():
+    return []
+'''
+
+
+def expr_problem(expr: str, inputs: str, args: str = "x", init: str = "") -> str:
+    """A problem source whose forward returns `expr` of `args` (inputs `inputs`; `init`: lines of
+    __init__ after super().__init__())."""
+    init = "\n".join("        " + ln for ln in init.splitlines()) if init else ""
+    return _EXPR_PROBLEM.format(expr=expr, inputs=inputs, args=args, init=init)

@@ -16,35 +16,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from author_util import evaluate, generate, templates_used
+from author_util import evaluate, expr_problem, generate, templates_used
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kernelskill.eval.static_checks import run_static_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAN_TEMPLATES = {"single-pass-block-scan", "associative-scan-combine", "reverse-scan-index-math"}
-
-PROBLEM = '''
-import torch
-import torch.nn as nn
-SMALL = {{}}
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-{init}
-    def forward(self, {args}):
-        return {expr}
-def get_inputs():
-    return [{inputs}]
-def get_init_inputs():
-    return []
-'''
-
-
-def problem(expr: str, inputs: str, args: str = "x", init: str = "") -> str:
-    init = "\n".join("        " + ln for ln in init.splitlines()) if init else ""
-    return PROBLEM.format(expr=expr, inputs=inputs, args=args, init=init)
-
 
 def near_one(shape: str) -> str:
     """Signed factors of magnitude near 1: long products stay finite, like the suite's cumprod."""
@@ -108,19 +86,20 @@ def test_random_scans(shape: list[int], data: st.DataObject, op: str, view: str,
     dims = ", ".join(map(str, shape))
     inputs = near_one(dims) if op == "cumprod" else f"torch.randn({dims})"
     want = "reverse-scan-index-math" if rev != "none" else None
-    check(problem(expr, inputs), template=want)
+    check(expr_problem(expr, inputs), template=want)
 
 
 @pytest.mark.parametrize("shape,dim", [((1, 50), 1), ((50, 1), 1), ((3, 1, 40), 1), ((3, 1, 40), 0),
                                        ((7,), 0), ((5, 130, 3), 1), ((2, 3, 4, 5), 2)])
 def test_size_one_and_odd_dims(shape: tuple[int, ...], dim: int) -> None:
     dims = ", ".join(map(str, shape))
-    check(problem(f"torch.cumsum(x, dim={dim})", f"torch.randn({dims})"), template="single-pass-block-scan")
+    check(expr_problem(f"torch.cumsum(x, dim={dim})", f"torch.randn({dims})"),
+          template="single-pass-block-scan")
 
 
 def test_transposed_rows_scan_as_lanes() -> None:
     # A transposed matrix scanned along its rows: lines are adjacent in memory, so the lane kernel runs.
-    check(problem("torch.cumsum(x.t(), dim=1), torch.cumprod(y.t(), dim=1)",
+    check(expr_problem("torch.cumsum(x.t(), dim=1), torch.cumprod(y.t(), dim=1)",
                   f"torch.randn(300, 9), {near_one('200, 11')}", args="x, y"))
 
 
@@ -129,7 +108,7 @@ def test_reverse_forms_fuse_into_one_op() -> None:
                  "torch.cumsum(x.flip(-2), -2)", "torch.cumsum(x, 0).flip(0)",
                  "torch.cumsum(torch.cumsum(x, 1).flip(1), 1)"]:  # one flip, claimed once
         inputs = near_one("4, 33, 5") if "cumprod" in expr else "torch.randn(4, 33, 5)"
-        src = problem(expr, inputs)
+        src = expr_problem(expr, inputs)
         cand = generate(src)
         assert "reverse-scan-index-math" in templates_used(cand), expr
         assert "flip(" not in cand.source.split("class ModelNew")[1], expr
@@ -138,7 +117,7 @@ def test_reverse_forms_fuse_into_one_op() -> None:
 
 
 def test_flip_of_other_dims_is_not_rewritten() -> None:
-    src = problem("torch.flip(torch.cumsum(torch.flip(x, [0, 1]), 1), [0, 1])", "torch.randn(3, 40)")
+    src = expr_problem("torch.flip(torch.cumsum(torch.flip(x, [0, 1]), 1), [0, 1])", "torch.randn(3, 40)")
     cand = generate(src)
     assert "reverse-scan-index-math" not in templates_used(cand)
     result = evaluate(src, cand.source, trials=1)
@@ -147,7 +126,7 @@ def test_flip_of_other_dims_is_not_rewritten() -> None:
 
 # ---- fused prologues and epilogues ------------------------------------------------------------------------
 def test_masked_cumsum_fuses_the_mask() -> None:
-    src = problem("torch.cumsum(x * mask, dim=1)", "torch.randn(6, 300), torch.rand(6, 300) > 0.5",
+    src = expr_problem("torch.cumsum(x * mask, dim=1)", "torch.randn(6, 300), torch.rand(6, 300) > 0.5",
                   args="x, mask")
     cand = generate(src)
     assert templates_used(cand) == ["single-pass-block-scan"]  # the multiply is the scan's prologue
@@ -157,13 +136,13 @@ def test_masked_cumsum_fuses_the_mask() -> None:
 
 
 def test_exclusive_and_affine_epilogues() -> None:
-    src = problem("torch.cumsum(x, dim=1) - x", "torch.randn(5, 70, 6)")
+    src = expr_problem("torch.cumsum(x, dim=1) - x", "torch.randn(5, 70, 6)")
     cand = generate(src)
     assert templates_used(cand) == ["single-pass-block-scan"]
     result = evaluate(src, cand.source)
     assert result.correct, result.reason
     assert result.custom_kernels == 1
-    src = problem("torch.sigmoid(torch.cumprod(x.flip(2) * self.w, 2).flip(2)) * 2 + self.b",
+    src = expr_problem("torch.sigmoid(torch.cumprod(x.flip(2) * self.w, 2).flip(2)) * 2 + self.b",
                   near_one("3, 9, 45"), init="self.w = nn.Parameter(1 + 0.01 * torch.randn(45))\n"
                                              "self.b = nn.Parameter(torch.randn(9, 1))")
     cand = generate(src)
@@ -174,7 +153,7 @@ def test_exclusive_and_affine_epilogues() -> None:
 
 
 def test_half_precision_scan() -> None:
-    check(problem("torch.cumsum(x, dim=-1)", "torch.randn(4, 100, dtype=torch.float16)"))
+    check(expr_problem("torch.cumsum(x, dim=-1)", "torch.randn(4, 100, dtype=torch.float16)"))
 
 
 # ---- chunked (two-phase) scans for few long lines -------------------------------------------------------
@@ -186,13 +165,13 @@ def test_half_precision_scan() -> None:
     ("torch.cumprod(x.flip(1), 1)", near_one("2, 300, 3"), "reverse-scan-index-math"),
 ])
 def test_chunked_scans(expr: str, inputs: str, skill: str) -> None:
-    check(problem(expr, inputs), template=skill, skill=skill, params={"split": "always"}, trials=1)
+    check(expr_problem(expr, inputs), template=skill, skill=skill, params={"split": "always"}, trials=1)
 
 
 def test_one_long_line_splits_automatically() -> None:
     # On the CPU the plan sees one "SM": a single line of 20000 is cut into two chunks. A product
     # (relative error) keeps the interpreter's sequential in-block fp32 scan within tolerance.
-    src = problem("torch.cumprod(x, dim=0)", near_one("20000"))
+    src = expr_problem("torch.cumprod(x, dim=0)", near_one("20000"))
     cand = generate(src)
     ns: dict = {}
     exec(compile(cand.source, "<candidate>", "exec"), ns)
@@ -240,7 +219,7 @@ def test_scan_kernels_compile_for_hopper(tmp_path: Path) -> None:
     compile to sm_90 cubins: no GPU needed, only Triton's NVIDIA backend and its ptxas. In a fresh
     process, since this one imported Triton in interpreter mode."""
     pytest.importorskip("triton.backends.nvidia")
-    src = problem("torch.cumsum(x * self.w, dim=1) - x", "torch.randn(4, 300, 6)",
+    src = expr_problem("torch.cumsum(x * self.w, dim=1) - x", "torch.randn(4, 300, 6)",
                   init="self.w = nn.Parameter(torch.randn(6))")
     path = tmp_path / "scan_cand.py"
     path.write_text(generate(src).source)
@@ -325,7 +304,7 @@ def _wrap():  # noqa: ANN202
 
 GRAPH_MODELS = {
     # Only this family's templates (plus the fused elementwise one): a scan between pointwise chains.
-    "scan": (problem("torch.sigmoid(torch.cumsum(torch.relu(x) - 0.5, dim=1).flip(1)) * 2",
+    "scan": (expr_problem("torch.sigmoid(torch.cumsum(torch.relu(x) - 0.5, dim=1).flip(1)) * 2",
                      "torch.randn(9, 40)"), ()),
     "mlp": ((ROOT / "problems" / "level3/01_mlp.py").read_text(), (40, [66, 66, 33], 10)),
 }
@@ -357,7 +336,7 @@ def test_graph_replay_on_gpu(name: str, tmp_path: Path) -> None:
     assert len(model._cuda_graphs) == 3
 
 
-STREAM = problem("torch.relu(x) * 2.0", "torch.randn(4096, 8192)")
+STREAM = expr_problem("torch.relu(x) * 2.0", "torch.randn(4096, 8192)")
 
 
 @pytest.mark.gpu
@@ -375,7 +354,7 @@ def test_graph_replay_is_declined_where_copies_cost_more_than_it_saves(tmp_path:
         assert list(model._cuda_graphs.values()) == [False]
 
 
-BN_MODEL = problem("torch.relu(self.bn(self.lin(x)))", "torch.randn(9, 40)",
+BN_MODEL = expr_problem("torch.relu(self.bn(self.lin(x)))", "torch.randn(9, 40)",
                    init="self.lin = nn.Linear(40, 24)\nself.bn = nn.BatchNorm1d(24)")
 
 
@@ -403,7 +382,7 @@ def test_graph_replay_updates_running_statistics_once_per_call(tmp_path: Path) -
         assert int(model.bn.num_batches_tracked) == int(ref.bn.num_batches_tracked) == 3
 
 
-BIG_OUT = problem("torch.relu(x @ self.w)", "torch.randn(8192, 64)",
+BIG_OUT = expr_problem("torch.relu(x @ self.w)", "torch.randn(8192, 64)",
                   init="self.w = nn.Parameter(torch.randn(64, 16400))")
 
 
@@ -441,7 +420,7 @@ def test_scans_on_gpu(expr: str, inputs: str, tmp_path: Path) -> None:
     (eager and torch.compile baselines included: the speedups are in the printed result)."""
     from kernelskill.eval.worker import Worker
 
-    src = problem(expr, inputs, args="x, m" if ", torch" in inputs else "x")
+    src = expr_problem(expr, inputs, args="x, m" if ", torch" in inputs else "x")
     cand = generate(src)
     req = {"problem_source": src, "candidate_source": cand.source, "problem_name": "scan",
            "candidate_name": "scan_cand", "options": {"device": "cuda", "size": "full", "trials": 2}}

@@ -12,28 +12,13 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from author_util import count_autotuner_runs, generate
+from author_util import count_autotuner_runs, expr_problem, generate
 from kernelskill.eval.problem import exec_module
 from kernelskill.eval.static_checks import run_static_checks
 
-PROBLEM = """
-import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def forward(self, {args}):
-        return {expr}
-
-def get_inputs():
-    return [{inputs}]
-
-def get_init_inputs():
-    return []
-"""
-
 
 def _module(expr: str, inputs: str, args: str = "x") -> types.ModuleType:
-    cand = generate(PROBLEM.format(expr=expr, inputs=inputs, args=args))
+    cand = generate(expr_problem(expr, inputs, args))
     assert run_static_checks(cand.source) == []  # a shape-keyed plan is not output caching
     return exec_module(cand.source, "scan_plans_candidate.py", "scan_plans_candidate")
 
