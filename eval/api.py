@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import precision as P
 from .problem import ProblemError, check_problem_source
 from .signing import verify
 from .static_checks import problem_is_fp32, run_static_checks
@@ -47,8 +48,13 @@ def child_env(device: str) -> dict[str, str]:
 def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | None = None, *,
              problem_name: str = "problem.py", candidate_name: str = "candidate.py") -> EvalResult:
     opts = options or EvalOptions()
-    result = EvalResult(device=opts.device, timing_is_cpu=opts.device != "cuda",
-                        precision_policy="tf32" if opts.allow_tf32 else "strict-fp32")
+    result = EvalResult(device=opts.device, timing_is_cpu=opts.device != "cuda")
+    try:
+        policy = P.policy(opts.precision)
+    except ValueError as e:
+        result.usage_error = True
+        return result.fail("load", str(e))
+    result.precision_policy, result.precision_flags = policy.name, policy.flags()
     try:
         check_problem_source(problem_source, problem_name)
     except ProblemError as e:
@@ -59,7 +65,7 @@ def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | 
     except SyntaxError as e:
         return result.fail("compile", f"{candidate_name}:{e.lineno}: syntax error: {e.msg}", "syntax")
     failures = run_static_checks(candidate_source, fp32_problem=problem_is_fp32(problem_source),
-                                 allow_tf32=opts.allow_tf32)
+                                 precision=policy.name)
     if failures:
         names = list(dict.fromkeys(f.check for f in failures))
         return result.fail("static", f"{failures[0].message} ({len(failures)} static check failures)",

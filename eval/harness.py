@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -97,37 +97,3 @@ def double_copy(model: torch.nn.Module) -> torch.nn.Module | None:
 
 def param_shapes(model: torch.nn.Module) -> list[tuple[int, ...]]:
     return [tuple(p.shape) for p in model.parameters()]
-
-
-@contextlib.contextmanager
-def precision_flags(tf32: bool) -> Iterator[None]:
-    """TF32 for cuBLAS matmuls and cuDNN convolutions on or off, restored afterwards."""
-    prev = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = prev
-
-
-def default_flags() -> dict[str, Any]:
-    return {"cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
-            "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
-            "float32_matmul_precision": torch.get_float32_matmul_precision()}
-
-
-@contextlib.contextmanager
-def baseline_flags(allow_tf32: bool, defaults: dict[str, Any]) -> Iterator[None]:
-    """PyTorch's default flags (what a user gets), or TF32 everywhere under --allow-tf32."""
-    if allow_tf32:
-        with precision_flags(True):
-            yield
-        return
-    prev = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    torch.backends.cuda.matmul.allow_tf32 = defaults["cuda.matmul.allow_tf32"]
-    torch.backends.cudnn.allow_tf32 = defaults["cudnn.allow_tf32"]
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = prev

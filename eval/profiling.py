@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ncu as N
+from . import precision
 from .api import run_child
 from .problem import CandidateError, ProblemError, check_problem_source, load_candidate, load_problem
 from .signing import sign
@@ -45,8 +46,8 @@ class ProfileOptions:
     device: str = "cuda"
     """'cuda'; on 'cpu' only the CPU time, FLOPs and bytes are measured (tests, plumbing)."""
     size: str = "full"
-    allow_tf32: bool = False
-    """Run the model with TF32 allowed (the --allow-tf32 policy); strict fp32 otherwise."""
+    precision: str = "default"
+    """The precision policy the model runs under (eval/precision.py)."""
     seed: int = 0
     budget_s: float = 25.0
     """Whole profile (start, timeline, timing, ncu); ncu is skipped when it cannot fit."""
@@ -71,7 +72,7 @@ class ProfileResult:
     subject: str = "reference"
     """'candidate' or 'reference': what was profiled."""
     size: str = "full"
-    precision_policy: str = "strict-fp32"
+    precision_policy: str = "default"
     gpu_name: str | None = None
     runtime_ms: float | None = None
     """Median CUDA-event time per forward, L2 flushed (CPU wall time on 'cpu')."""
@@ -110,7 +111,7 @@ def profile(problem_source: str, candidate_source: str | None = None, options: P
     """Profile the candidate (or the reference) in one sandboxed child within `budget_s`."""
     opts = options or ProfileOptions()
     r = ProfileResult(device=opts.device, size=opts.size, subject="reference" if candidate_source is None
-                      else "candidate", precision_policy="tf32" if opts.allow_tf32 else "strict-fp32")
+                      else "candidate", precision_policy=opts.precision)
     try:
         check_problem_source(problem_source, problem_name)
         if candidate_source is not None:
@@ -122,7 +123,7 @@ def profile(problem_source: str, candidate_source: str | None = None, options: P
         r.reason = f"{candidate_name}:{e.lineno}: syntax error: {e.msg}"
         return r
     if candidate_source is not None and (bad := run_static_checks(
-            candidate_source, fp32_problem=problem_is_fp32(problem_source), allow_tf32=opts.allow_tf32)):
+            candidate_source, fp32_problem=problem_is_fp32(problem_source), precision=opts.precision)):
         r.stage, r.reason = "static", f"{bad[0].message} (the evaluator would reject this candidate)"
         return r
     run = run_child("kernelskill.eval.profiling", request(problem_source, candidate_source, opts,
@@ -151,7 +152,6 @@ def measure(req: dict[str, Any], progress: Path | None = None, scratch: Path | N
     """Everything the child does; also callable in-process on trusted code (the suite script)."""
     import torch
 
-    from . import harness as H
     from . import roofline
     from .timing import Timer
 
@@ -160,7 +160,7 @@ def measure(req: dict[str, Any], progress: Path | None = None, scratch: Path | N
     scratch = scratch or Path.cwd()
     cuda = opts.device == "cuda"
     r = ProfileResult(device=opts.device, size=opts.size, subject="reference" if req["candidate_source"]
-                      is None else "candidate", precision_policy="tf32" if opts.allow_tf32 else "strict-fp32")
+                      is None else "candidate", precision_policy=opts.precision)
 
     def stage(name: str) -> None:
         r.stage = name
@@ -174,7 +174,7 @@ def measure(req: dict[str, Any], progress: Path | None = None, scratch: Path | N
         ref, model, inputs = _build(req, opts)
         stage("timeline")
         launches: list[Launch] = []
-        with torch.no_grad(), H.precision_flags(opts.allow_tf32):
+        with torch.no_grad(), precision.applied(precision.policy(opts.precision)):
             for _ in range(2):  # warm-up: Triton compiles, cuBLAS/cuDNN pick their algorithms
                 model(*inputs)
             if cuda:
@@ -285,13 +285,12 @@ def _ncu_target(path: Path) -> int:
     """Inside ncu: build, warm up, then exactly one forward between cudaProfilerStart and Stop."""
     import torch
 
-    from . import harness as H
 
     req = json.loads(path.read_text())
     path.unlink()
     opts = ProfileOptions.from_dict(req["options"])
     _, model, inputs = _build(req, opts, need_ref=False)
-    with torch.no_grad(), H.precision_flags(opts.allow_tf32):
+    with torch.no_grad(), precision.applied(precision.policy(opts.precision)):
         for _ in range(2):
             model(*inputs)
         torch.cuda.synchronize()

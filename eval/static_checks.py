@@ -117,9 +117,9 @@ def _args(f: ast.FunctionDef) -> list[ast.arg]:
 class _Source:
     """A parsed candidate with its import aliases resolved, shared by all checks."""
 
-    def __init__(self, source: str, fp32_problem: bool = True, allow_tf32: bool = False):
+    def __init__(self, source: str, fp32_problem: bool = True, precision: str = "default"):
         self.tree = ast.parse(source)
-        self.fp32_problem, self.allow_tf32 = fp32_problem, allow_tf32
+        self.fp32_problem, self.precision = fp32_problem, precision
         self.nodes = list(ast.walk(self.tree))
         self.names: dict[str, str] = {}  # local name -> dotted path it was imported (or aliased) as
         self.imports: list[tuple[ast.AST, str]] = []
@@ -405,24 +405,29 @@ def _compensated_dots(src: _Source) -> set[int]:
 
 
 def precision_downgrade(src: _Source) -> Findings:
-    """On an fp32 problem: fp16/bf16/fp8 types and casts, autocast; unless TF32 is allowed, also TF32:
-    allow_tf32 = True, set_float32_matmul_precision other than "highest", tl.dot without input_precision
-    "ieee"/"tf32x3" (Triton's fp32 default is one-pass TF32) unless it is part of the error-compensated
-    triple on pre-split operands (`_compensated_dots`), `a @ b` in a Triton kernel (the same dot).
-    Why: lower precision is faster and must not be scored against an fp32 reference."""
+    """On an fp32 problem: fp16/bf16/fp8 types and casts, autocast, under every policy. Under `strict`
+    also TF32: allow_tf32 = True, set_float32_matmul_precision other than "highest", tl.dot without
+    input_precision "ieee"/"tf32x3" (Triton's fp32 default is one-pass TF32) unless it is part of the
+    error-compensated triple on pre-split operands (`_compensated_dots`), `a @ b` in a Triton kernel
+    (the same dot). Under `default` (TF32 convolutions, as eager runs them) TF32 dots and scoped
+    cuDNN TF32 are legal, matmul TF32 switches are not; whether a TF32 dot did matmul-class work is
+    judged by the yardstick, eager's own fp32 matmul error. Under `tf32` everything but fp16/bf16.
+    Why: lower precision is faster and must not be scored against a more accurate reference."""
     if not src.fp32_problem:
         return
     yield from _low_precision(src)
-    if src.allow_tf32:
+    if src.precision == "tf32":
         return
+    relaxed = src.precision == "default"
     compensated = _compensated_dots(src)
     for n in src.nodes:
         if isinstance(n, ast.Call):
-            for k in n.keywords:
-                if k.arg == "allow_tf32" and not _is_const(k.value, False):
-                    yield k, f"passes allow_tf32={ast.unparse(k.value)}"
             dotted = src.resolve(n.func) or getattr(n.func, "attr", "")
-            if dotted == "triton.language.dot" and id(n) not in compensated:
+            scoped_conv = dotted.endswith("cudnn.flags") or dotted == "triton.language.dot"
+            for k in n.keywords:
+                if k.arg == "allow_tf32" and not _is_const(k.value, False) and not (relaxed and scoped_conv):
+                    yield k, f"passes allow_tf32={ast.unparse(k.value)}"
+            if dotted == "triton.language.dot" and id(n) not in compensated and not relaxed:
                 yield from _dot_precision(n)
             elif dotted.endswith("set_float32_matmul_precision") and not _is_const(
                     (n.args or [None])[0], "highest"):
@@ -433,7 +438,8 @@ def precision_downgrade(src: _Source) -> Findings:
                 if (name == "allow_tf32" and not _is_const(n.value, False)) or (
                         name == "fp32_precision" and not _is_const(n.value, "ieee")):
                     yield n, f"assigns {ast.unparse(t)} = {ast.unparse(n.value)} (TF32)"
-        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) and id(n) in src.in_jit:
+        elif (isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) and id(n) in src.in_jit
+              and not relaxed):
             yield n, "`a @ b` in a Triton kernel is tl.dot at its default one-pass TF32 precision"
 
 
@@ -489,11 +495,12 @@ def problem_is_fp32(problem_source: str) -> bool:
         return re.search(r"\b(float16|bfloat16|half)\b", problem_source) is None
 
 
-def run_static_checks(candidate_source: str, *, fp32_problem: bool = True, allow_tf32: bool = False
+def run_static_checks(candidate_source: str, *, fp32_problem: bool = True, precision: str = "default"
                       ) -> list[StaticFailure]:
-    """All failures, in source order; [] means the candidate passed every check.
-    A candidate that does not parse is not handled here (the caller reports syntax errors)."""
-    src = _Source(candidate_source, fp32_problem, allow_tf32)
+    """All failures, in source order; [] means the candidate passed every check. `precision` is the
+    policy's name (eval/precision.py). A candidate that does not parse is not handled here (the
+    caller reports syntax errors)."""
+    src = _Source(candidate_source, fp32_problem, precision)
     found: dict[tuple[str, int], StaticFailure] = {}  # one failure per check and line
     for name, check in CHECKS.items():
         for node, what in check(src):

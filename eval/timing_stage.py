@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from . import harness as H
+from . import precision as P
 from . import roofline
 from .compare import compare
 from .timing import Timer, TimingStats, hidden_work
@@ -33,7 +34,7 @@ def run_timing(w: Worker) -> None:
                   min_runs=10 if cuda else 2, max_runs=200 if cuda else 5)
     sets = _input_sets(w)
     spot = len(sets) - 1
-    with H.precision_flags(w.opts.allow_tf32):
+    with P.applied(w.policy):
         cand = timer.time(w.cand, sets, keep_output_of=spot)
     r.runtime_ms, r.wall_ms = cand.median_ms, cand.wall_ms
     # Spot check: a timed run's output must still be right (no fast path that only runs when timed).
@@ -47,19 +48,19 @@ def run_timing(w: Worker) -> None:
     r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
     if cuda:
         c = roofline.load_ceilings()
-        r.floor_ms = roofline.floor_ms(r.flops, r.bytes, c, w.opts.allow_tf32)
+        # A floor is a lower bound: any TF32 the policy allows (convolutions under `default`) counts.
+        r.floor_ms = roofline.floor_ms(r.flops, r.bytes, c, w.policy.any_tf32)
         bytes_floor = roofline.bytes_floor_ms(r.bytes, c)
         if r.runtime_ms < roofline.BELOW_FLOOR_FACTOR * bytes_floor:
             raise Rejected("timing", f"{r.runtime_ms:.4f} ms is faster than physics allows "
                            f"(memory floor {bytes_floor:.4f} ms): a timing or correctness bug",
                            "below_floor")
     if w.opts.profile and cuda:
-        r.kernel_breakdown = kernel_breakdown(w.cand, sets[0], w.opts.allow_tf32)
+        r.kernel_breakdown = kernel_breakdown(w.cand, sets[0], w.policy)
     if not w.opts.baselines:
         return
-    r.baseline_flags = dict(w.defaults) if not w.opts.allow_tf32 else {
-        "cuda.matmul.allow_tf32": True, "cudnn.allow_tf32": True}
-    with H.baseline_flags(w.opts.allow_tf32, w.defaults):
+    # The baselines run under the candidate's flags: one policy on both sides.
+    with P.applied(w.policy):
         r.eager_ms = timer.time(w.ref, sets).median_ms
         if cuda:
             r.compile_ms = _time_compiled(w, timer, sets)
@@ -82,11 +83,11 @@ def _time_compiled(w: Worker, timer: Timer, sets: list[list[Any]]) -> float | No
         return None
 
 
-def kernel_breakdown(model: torch.nn.Module, inputs: list[Any], tf32: bool) -> list[dict[str, Any]]:
+def kernel_breakdown(model: torch.nn.Module, inputs: list[Any], policy: P.Policy) -> list[dict[str, Any]]:
     """Per-kernel CUDA time of one call, from torch.profiler."""
     from torch.profiler import ProfilerActivity, profile
 
-    with torch.no_grad(), H.precision_flags(tf32):
+    with torch.no_grad(), P.applied(policy):
         model(*inputs)
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as prof:

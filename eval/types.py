@@ -21,8 +21,9 @@ class EvalOptions:
     """Wall-clock limit for the whole child process; on expiry its process group is killed."""
     baselines: bool = True
     """Time eager and torch.compile in the same worker (torch.compile only on CUDA)."""
-    allow_tf32: bool = False
-    """Precision policy: TF32 allowed for candidate and baselines alike (tolerance follows)."""
+    precision: str = "default"
+    """Precision policy (eval/precision.py): 'default' (PyTorch's flags: TF32 convolutions, IEEE
+    matmuls), 'strict' (IEEE fp32 everywhere) or 'tf32'; candidate, yardstick and baselines alike."""
     atol: float | None = None
     """Absolute tolerance; None = 1e-4 for fp32 outputs, 1e-2 for fp16/bf16."""
     rtol: float | None = None
@@ -40,7 +41,10 @@ class EvalOptions:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalOptions:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        if data.get("allow_tf32"):  # requests written before the three policies
+            values["precision"] = "tf32"
+        return cls(**values)
 
 
 @dataclass
@@ -66,8 +70,8 @@ class EvalResult:
     max_abs_err: float | None = None
     """Worst absolute error against the float64 reference over all trials."""
     torch_fp32_err: float | None = None
-    """PyTorch's own error against the float64 reference on the same inputs (fp32, with TF32 on
-    under --allow-tf32): the yardstick of the error-multiple rule."""
+    """PyTorch's own error against the float64 reference on the same inputs, under the precision
+    policy's flags (the baselines' flags): the yardstick of the error-multiple rule."""
     trials_run: int = 0
     perturbed_trials: int = 0
     degenerate: bool = False
@@ -77,8 +81,10 @@ class EvalResult:
     flops: float | None = None
     bytes: float | None = None
     kernel_names: list[str] = field(default_factory=list)
-    precision_policy: str = "strict-fp32"
-    baseline_flags: dict[str, Any] = field(default_factory=dict)
+    precision_policy: str = "default"
+    """The policy candidate, yardstick and baselines ran under (eval/precision.py)."""
+    precision_flags: dict[str, Any] = field(default_factory=dict)
+    """The PyTorch flags that policy set, on both sides."""
     gpu_name: str | None = None
     elapsed_s: float | None = None
     kernel_breakdown: list[dict[str, Any]] = field(default_factory=list)

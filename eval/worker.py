@@ -22,6 +22,7 @@ import torch
 
 from . import harness as H
 from . import kernels, poison
+from . import precision as P
 from .compare import changes_across, compare
 from .problem import CandidateError, ProblemError, load_candidate, load_problem
 from .signing import sign
@@ -34,9 +35,9 @@ class Worker:
         self.req = req
         self.progress = progress
         self.device = "cuda" if self.opts.device == "cuda" else "cpu"
+        self.policy = P.policy(self.opts.precision)
         self.result = EvalResult(device=self.device, timing_is_cpu=self.device == "cpu",
-                                 precision_policy="tf32" if self.opts.allow_tf32 else "strict-fp32")
-        self.defaults = H.default_flags()
+                                 precision_policy=self.policy.name, precision_flags=self.policy.flags())
 
     def stage(self, name: str) -> None:
         self.result.stage = name
@@ -94,7 +95,7 @@ class Worker:
         try:
             # Poisoned here too: a CUDA graph captured on this first call records the NaN fill of
             # its own output buffers, so an element it never writes stays NaN in every replay.
-            with torch.no_grad(), H.precision_flags(self.opts.allow_tf32), kernels.recording() as seen, \
+            with torch.no_grad(), P.applied(self.policy), kernels.recording() as seen, \
                     poison.poisoned():
                 model(*H.clone(inputs))
                 _sync(self.device)
@@ -106,17 +107,17 @@ class Worker:
 
     def _reference_outputs(self, inputs: list[Any]) -> tuple[Any, Any, bool]:
         """(float64 output, PyTorch's fp32 output under the precision policy, whether the
-        reference mutated its inputs). The fp32 output is the error-multiple rule's yardstick, so
-        under --allow-tf32 it is computed with TF32 on, as the baselines run: the tolerance follows
-        the policy while the float64 reference stays the judge."""
+        reference mutated its inputs). The fp32 output is the error-multiple rule's yardstick, so it
+        is computed under the policy's flags, as the baselines run (TF32 convolutions under
+        `default`): the tolerance follows the policy while the float64 reference stays the judge."""
         ref_in = H.clone(inputs)
-        with torch.no_grad(), H.precision_flags(self.opts.allow_tf32):
+        with torch.no_grad(), P.applied(self.policy):
             ref32 = self.ref(*ref_in)
-        with torch.no_grad(), H.precision_flags(False):
+        with torch.no_grad(), P.applied(P.POLICIES["strict"]):
             if self.ref64 is not None:
                 ref64 = self.ref64(*H.to_double(H.clone(inputs)))
             else:  # no float64 copy: the strict fp32 result is the best reference there is
-                ref64 = H.to_double(self.ref(*H.clone(inputs)) if self.opts.allow_tf32 else ref32)
+                ref64 = H.to_double(self.ref(*H.clone(inputs)) if self.policy.any_tf32 else ref32)
         return ref64, ref32, not H.same_values(ref_in, inputs)
 
     def _candidate_output(self, inputs: list[Any]) -> tuple[Any, bool]:
@@ -124,7 +125,7 @@ class Worker:
         if self.device == "cuda":
             poison.poison_cuda_allocator(2 * _nbytes(cand_in))
         try:
-            with torch.no_grad(), H.precision_flags(self.opts.allow_tf32), poison.poisoned():
+            with torch.no_grad(), P.applied(self.policy), poison.poisoned():
                 out = self.cand(*cand_in)
                 _sync(self.device)
         except Exception as e:
