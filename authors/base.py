@@ -46,7 +46,8 @@ class SkillText:
 class AuthorTask:
     problem: Problem
     device: str = "cuda"
-    allow_tf32: bool = False
+    precision: str = "default"
+    """The run's precision policy (eval/precision.py): which fp32 work may run in TF32."""
     attempts: list[Attempt] = field(default_factory=list)
     best: Candidate | None = None
     current: Candidate | None = None

@@ -45,7 +45,8 @@ def run_timing(w: Worker) -> None:
     if hidden_work(cand, w.device):
         raise Rejected("timing", f"wall clock {cand.wall_ms:.3f} ms per call vs {cand.median_ms:.3f} ms "
                        "on the stream: work escapes the timed stream", "hidden_work")
-    r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
+    with P.applied(w.policy):  # counting runs the reference once: under the same flags too
+        r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
     if cuda:
         c = roofline.load_ceilings()
         # A floor is a lower bound: any TF32 the policy allows (convolutions under `default`) counts.

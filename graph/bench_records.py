@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from .bench_problems import BenchProblem
 
@@ -34,9 +34,18 @@ class BenchSettings(BaseModel):
     rounds: int
     model: str | None = None
     base_url: str | None = None
-    allow_tf32: bool = False
+    precision: str = Field("default", description="Precision policy (eval/precision.py), both sides")
     server: str | None = Field(None, description="LangGraph server URL; None runs in-process")
     config: str | None = Field(None, description="Configuration file")
+
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_tf32(cls, data: Any) -> Any:
+        """bench.json written before the three policies stored `allow_tf32`."""
+        if isinstance(data, dict) and "precision" not in data and "allow_tf32" in data:
+            data = {**data, "precision": "tf32" if data["allow_tf32"] else "strict"}
+        return data
 
 
 class ResultRow(BaseModel):
@@ -51,7 +60,9 @@ class ResultRow(BaseModel):
     solution_is_reference: bool = Field(True, description="solution.py is the reference Model itself")
     uses_own_kernels: bool = Field(False, description="solution.py runs our kernels (correct, not the "
                                                       "reference)")
-    runtime_ms: float | None = None
+    precision: str = Field("default", description="Precision policy the row was judged and timed under")
+    runtime_ms: float | None = Field(None, description="The delivered solution.py's time (a kept reference "
+                                     "is timed too)")
     eager_ms: float | None = None
     compile_ms: float | None = None
     speedup_vs_eager: float | None = None
@@ -76,8 +87,11 @@ class ResultRow(BaseModel):
 
 def row_from_report(problem: BenchProblem, report: dict[str, Any], *, device: str, wall_s: float,
                     thread_id: str, bench_dir: Path, out_dir: Path, finished_at: float) -> ResultRow:
-    """A row from the runner's report.json (graph/report.py) of one finished problem."""
+    """A row from the runner's report.json (graph/report.py) of one finished problem. Timings are
+    those of the delivered file (a kept reference is measured too); reports written before that
+    carry only the best candidate's."""
     best = report.get("best") or {}
+    delivered = report.get("delivered") or best
     correct = bool(best.get("correct"))
     is_ref = bool(report.get("solution_is_reference", True))
     attempts = report.get("attempts") or []
@@ -87,9 +101,10 @@ def row_from_report(problem: BenchProblem, report: dict[str, Any], *, device: st
         problem=problem.key, level=problem.level, category=problem.category, path=str(problem.path),
         device=device, correct=correct, solution_is_reference=is_ref,
         uses_own_kernels=correct and not is_ref and int(best.get("custom_kernels") or 0) > 0,
-        **{k: best.get(k) for k in ("runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager",
-                                     "speedup_vs_compile", "floor_ms")},
-        timing_is_cpu=bool(best.get("timing_is_cpu", device != "cuda")), gpu=best.get("gpu"),
+        precision=(report.get("precision") or {}).get("policy", "default"),
+        **{k: delivered.get(k) for k in ("runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager",
+                                          "speedup_vs_compile", "floor_ms")},
+        timing_is_cpu=bool(delivered.get("timing_is_cpu", device != "cuda")), gpu=delivered.get("gpu"),
         custom_kernels=int(best.get("custom_kernels") or 0), rounds=int(report.get("rounds") or 0),
         attempts=len(attempts), wall_s=round(wall_s, 2), skills_tried=list(dict.fromkeys(tried)),
         skill_won=None if is_ref else best.get("skill_id"),

@@ -20,7 +20,7 @@ from .bench_records import SETTINGS, BenchSettings, ResultRow
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from .cmd_eval import add_device_arguments
+    from .cmd_eval import add_device_arguments, add_precision_arguments
 
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="problem files, folders of them, or folders of level<N>/ folders (a KernelBench "
@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--server", default=None, metavar="URL",
                    help="run each problem as a thread on this LangGraph server instead of in-process")
     p.add_argument("--config", default=None, help="configuration file (TOML, YAML or JSON)")
-    p.add_argument("--allow-tf32", action="store_true", default=None, help="allow TF32 (precision policy)")
+    add_precision_arguments(p)
 
 
 def parse_gpus(text: str, visible: int) -> list[int]:
@@ -86,10 +86,10 @@ def _settings(args: argparse.Namespace, out: Path) -> BenchSettings:
     """The bench's settings: from the command line, or on --resume from DIR/bench.json (a conflicting
     option is an error: one bench folder holds one set of settings)."""
     from .cli import UsageError
-    from .cmd_eval import resolve_device
+    from .cmd_eval import precision_of, resolve_device
 
     given = {"device": args.device, "size": args.size, "author": args.author, "rounds": args.rounds,
-             "model": args.model, "base_url": args.base_url, "allow_tf32": args.allow_tf32}
+             "model": args.model, "base_url": args.base_url, "precision": precision_of(args)}
     if args.resume:
         try:
             saved = BenchSettings.model_validate_json((out / SETTINGS).read_text())
@@ -112,8 +112,20 @@ def _settings(args: argparse.Namespace, out: Path) -> BenchSettings:
     device, size = resolve_device(device, args.size)
     return BenchSettings(paths=_absolute(args.paths), filters=list(args.filter), device=device, size=size,
                          author=args.author or "builtin", rounds=args.rounds or 0, model=args.model,
-                         base_url=args.base_url, allow_tf32=bool(args.allow_tf32), server=args.server,
+                         base_url=args.base_url, precision=precision_of(args) or _config_precision(args),
+                         server=args.server,
                          config=args.config and _absolute([args.config])[0])
+
+
+def _config_precision(args: argparse.Namespace) -> str:
+    """The config file's policy when the command line names none (bench.json then keeps it)."""
+    from .cli import UsageError
+    from .config import KernelSkillConfig
+
+    try:
+        return KernelSkillConfig.load(args.config).run.precision
+    except (FileNotFoundError, ValueError) as e:
+        raise UsageError(str(e).splitlines()[0]) from None
 
 
 def _absolute(paths: list[str]) -> list[str]:
@@ -179,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     except (DiscoveryError, ProblemError, FileNotFoundError, ValueError) as e:
         raise UsageError(str(e).splitlines()[0]) from None
     cfg = cfg.override("run", device=s.device, size=s.size, author=s.author, rounds=s.rounds or None,
-                       allow_tf32=s.allow_tf32)
+                       precision=s.precision)
     cfg = cfg.override("llm", model=s.model, base_url=s.base_url)
     s.rounds = cfg.run.rounds
     finished = {row.problem for row in read_rows(out) if row.error is None}
@@ -246,7 +258,7 @@ def run(args: argparse.Namespace) -> int:
     (out / "summary.json").write_text(summary.model_dump_json(indent=1))
     html = write_report(out, rows, summary, {"device": s.device, "size": s.size, "author": s.author,
                                              "rounds": s.rounds, "server": s.server,
-                                             "precision": "tf32" if s.allow_tf32 else "strict fp32"})
+                                             "precision": s.precision})
     print(render_table(summary))
     say(f"wrote {out / 'results.jsonl'}, {out / 'summary.json'} and {html} "
         f"({time.time() - started:.0f} s this session)")

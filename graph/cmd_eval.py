@@ -23,6 +23,25 @@ def add_device_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: full on cuda, small on cpu)")
 
 
+def add_precision_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--precision", choices=["default", "strict", "tf32"], default=None,
+                   help="precision policy, the same flags for candidate, yardstick and baselines: default "
+                        "(PyTorch's own: TF32 cuDNN convolutions, IEEE fp32 matmuls), strict (IEEE fp32 "
+                        "everywhere), tf32 (TF32 everywhere) (default: default, or the config file's)")
+    p.add_argument("--allow-tf32", action="store_true", default=None, help="the same as --precision tf32")
+
+
+def precision_of(args: argparse.Namespace) -> str | None:
+    """The policy named on the command line (None: not given); a contradiction is a usage error."""
+    from ..eval.precision import resolve
+    from .cli import UsageError
+
+    try:
+        return resolve(args.precision, args.allow_tf32)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def resolve_device(device: str | None, size: str | None) -> tuple[str, str]:
     if device is None:
         import torch
@@ -39,8 +58,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=int, default=5, help="correctness trials with fresh inputs (default 5)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds before the worker is killed")
     p.add_argument("--no-baselines", action="store_true", help="skip timing eager and torch.compile")
-    p.add_argument("--allow-tf32", action="store_true",
-                   help="precision policy: allow TF32 for candidate and baselines alike")
+    add_precision_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     device, size = resolve_device(args.device, args.size)
     opts = EvalOptions(device=device, size=size, trials=args.trials, timeout_s=args.timeout,
-                       baselines=not args.no_baselines, allow_tf32=args.allow_tf32)
-    print(f"evaluating {args.candidate} against {args.problem} on {device} ({size} sizes)...",
+                       baselines=not args.no_baselines, precision=precision_of(args) or "default")
+    print(f"evaluating {args.candidate} against {args.problem} on {device} ({size} sizes, "
+          f"{opts.precision} precision)...",
           file=sys.stderr)
     result = evaluate(problem, candidate, opts, problem_name=str(Path(args.problem)),
                       candidate_name=str(Path(args.candidate)))
@@ -93,6 +112,7 @@ def render(r: EvalResult) -> str:
                      f"torch.compile {_ms(r.compile_ms)}, floor {_ms(r.floor_ms)}")
         if not r.timing_is_cpu and r.speedup_vs_eager:
             vs_c = f"{r.speedup_vs_compile:.2f}x" if r.speedup_vs_compile else "-"
-            lines.append(f"  speedup: {r.speedup_vs_eager:.2f}x vs eager, {vs_c} vs torch.compile "
-                         f"({r.precision_policy})")
+            lines.append(f"  speedup: {r.speedup_vs_eager:.2f}x vs eager, {vs_c} vs torch.compile")
+    lines.append(f"  precision policy: {r.precision_policy} "
+                 f"({', '.join(f'{k}={v}' for k, v in r.precision_flags.items())}, on both sides)")
     return "\n".join(lines)

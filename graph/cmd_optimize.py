@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from .cmd_eval import add_device_arguments, resolve_device
+from .cmd_eval import add_device_arguments, add_precision_arguments, precision_of, resolve_device
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="output folder (default: runs/<problem>)")
     p.add_argument("--thread", default=None, help="thread id: resume it if it exists, else start it")
     p.add_argument("--config", default=None, help="configuration file (TOML, YAML or JSON)")
-    p.add_argument("--allow-tf32", action="store_true", default=None, help="allow TF32 (precision policy)")
+    add_precision_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         if not torch.cuda.is_available():  # say so now, not after a run that can only keep the reference
             raise UsageError("CUDA requested but no GPU is visible to PyTorch; use --device cpu")
     cfg = cfg.override("run", device=device, size=size, author=args.author, rounds=args.rounds,
-                       allow_tf32=args.allow_tf32)
+                       precision=precision_of(args))
     cfg = cfg.override("llm", model=args.model, base_url=args.base_url)
     set_config(cfg)
     settings = run_settings(cfg, args.model, args.base_url)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .cmd_eval import add_device_arguments, resolve_device
+from .cmd_eval import add_device_arguments, add_precision_arguments, precision_of, resolve_device
 
 if TYPE_CHECKING:
     from ..state.records import Profile
@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--no-ncu", action="store_true", help="skip Nsight Compute even when it is on PATH")
     p.add_argument("--budget", type=float, default=25.0, help="seconds for the whole profile (default 25)")
-    p.add_argument("--allow-tf32", action="store_true", help="run the model with TF32 allowed")
+    add_precision_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
         if candidate is not None:
             prof.notes.append("cpu: the candidate is not run; this is the problem's static profile")
     else:
-        opts = ProfileOptions(device=device, size=size, allow_tf32=args.allow_tf32, budget_s=args.budget,
-                              ncu=not args.no_ncu)
+        opts = ProfileOptions(device=device, size=size, precision=precision_of(args) or "default",
+                              budget_s=args.budget, ncu=not args.no_ncu)
         r = profile(problem, candidate, opts, problem_name=str(Path(args.problem)),
                     candidate_name=str(Path(args.candidate or "candidate.py")))
         if r.usage_error:

@@ -27,7 +27,9 @@ class RunConfig(BaseModel):
     wall_clock_s: float = Field(1800.0, gt=0, description="Stop planning new rounds after this long")
     trials: int = Field(5, ge=1, description="Correctness trials per evaluation")
     eval_timeout_s: float = Field(600.0, gt=0, description="Evaluator worker time limit per candidate")
-    allow_tf32: bool = Field(False, description="Precision policy: TF32 allowed for candidates and baselines")
+    precision: Literal["default", "strict", "tf32"] = Field(
+        "default", description="Precision policy, the same flags for candidates, yardstick and baselines: "
+        "default (PyTorch's: TF32 convolutions, IEEE matmuls), strict (IEEE fp32 everywhere), tf32")
     baselines: bool = Field(True, description="Time eager and torch.compile next to each correct candidate")
     min_gain: float = Field(1.02, description="A candidate replaces the best only if this much faster")
     profile_budget_s: float = Field(25.0, ge=0, description="Seconds for the profiling child (timeline and "

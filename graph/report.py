@@ -4,52 +4,73 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..state.graph_state import GraphState
+from ..nodes.finalize import solution_choice
+from ..state.graph_state import GraphState, Verdict
 
 
-def solution_choice(state: GraphState) -> tuple[str, bool, str]:
-    """(source, is_reference, why). The best candidate when it is correct and, on a GPU, faster
-    than eager; otherwise the reference itself, said plainly."""
-    from ..authors.builtin.emit import assemble_verbatim
+def delivered_verdict(state: GraphState) -> tuple[Verdict | None, bool]:
+    """(the measurement of the file delivered, whether it is the reference): the best candidate's
+    verdict, or the kept reference's own evaluation (None until finalize has timed it)."""
+    _, is_reference, _ = solution_choice(state)
+    return (state.reference_verdict if is_reference else state.best_verdict), is_reference
 
-    best, v = state.best, state.best_verdict
-    if best is not None and v is not None and v.correct:
-        if v.timing_is_cpu:
-            return best.source, False, "best correct candidate (CPU run: speed not measured on a GPU)"
-        if v.speedup_vs_eager is not None and v.speedup_vs_eager > 1.0:
-            return best.source, False, f"best correct candidate, {v.speedup_vs_eager:.2f}x vs eager"
-        why = "no correct candidate was faster than PyTorch eager"
-    elif best is None:
-        why = "no correct candidate was found"
+
+def _timings(v: Verdict | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {"correct": v.correct, "runtime_ms": v.runtime_ms, "eager_ms": v.eager_ms,
+            "compile_ms": v.compile_ms, "speedup_vs_eager": v.speedup_vs_eager,
+            "speedup_vs_compile": v.speedup_vs_compile, "floor_ms": v.floor_ms,
+            "custom_kernels": v.custom_kernels, "kernel_names": v.kernel_names,
+            "timing_is_cpu": v.timing_is_cpu, "gpu": v.gpu_name}
+
+
+def precision_of(state: GraphState) -> dict[str, Any]:
+    """The policy the run was judged and timed under, with the flags it set on both sides."""
+    from ..eval.precision import policy
+
+    return {"policy": state.settings.precision, "flags": policy(state.settings.precision).flags()}
+
+
+def solution_header(state: GraphState, thread_id: str) -> str:
+    """Comment lines put above solution.py: the policy it was verified under, and what it measured."""
+    prec = precision_of(state)
+    flags = ", ".join(f"{k}={v}" for k, v in prec["flags"].items())
+    v, is_reference = delivered_verdict(state)
+    if v is None or v.timing_is_cpu:
+        measured = "not timed on a GPU (correctness only)" if not is_reference or v else \
+            "the reference itself, not timed on a GPU"
     else:
-        why = "no correct candidate was found"
-    doc = (f"kernelskill found nothing better for {state.problem.name}: {why}.\n\n"
-           "This file is the reference Model itself, renamed ModelNew.")
-    return assemble_verbatim(state.problem.source, doc), True, why
+        vs_c = f", {v.speedup_vs_compile:.2f}x torch.compile" if v.speedup_vs_compile else ""
+        measured = f"{v.speedup_vs_eager or 0:.2f}x eager{vs_c} on {v.gpu_name}"
+    return (f"# kernelskill solution for {state.problem.name} (thread {thread_id})\n"
+            f"# precision policy: {prec['policy']} ({flags}; candidate, yardstick and baselines alike)\n"
+            f"# measured: {measured}\n")
 
 
 def build_report(state: GraphState, thread_id: str) -> dict[str, Any]:
     _, is_reference, why = solution_choice(state)
     v = state.best_verdict
+    delivered, _ = delivered_verdict(state)
     return {
         "problem": state.problem.name,
         "problem_path": state.problem.path,
         "thread_id": thread_id,
         "settings": state.settings.model_dump(),
+        "precision": precision_of(state),
         "stop_reason": state.stop_reason,
         "solution_is_reference": is_reference,
         "solution_note": why,
+        "slower_than_eager": bool(delivered and delivered.speedup_vs_eager is not None
+                                  and delivered.speedup_vs_eager < 1.0),
         "rounds": state.round,
         "elapsed_s": round(state.elapsed_s, 2),
         "best": None if v is None else {
-            "correct": v.correct, "runtime_ms": v.runtime_ms, "eager_ms": v.eager_ms,
-            "compile_ms": v.compile_ms, "speedup_vs_eager": v.speedup_vs_eager,
-            "speedup_vs_compile": v.speedup_vs_compile, "floor_ms": v.floor_ms,
-            "custom_kernels": v.custom_kernels, "kernel_names": v.kernel_names,
-            "timing_is_cpu": v.timing_is_cpu, "gpu": v.gpu_name,
+            **(_timings(v) or {}),
             "skill_id": state.best.skill_id if state.best else None,
             "templates": (state.best.author_state or {}).get("templates", []) if state.best else [],
         },
+        "delivered": _timings(delivered),
         "profile": state.profile.model_dump() if state.profile else None,
         "attempts": [a.model_dump() for a in state.attempts],
     }

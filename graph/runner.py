@@ -11,10 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..nodes.finalize import solution_choice
 from ..state.graph_state import GraphState, RunSettings
 from ..state.records import Problem
 from .build import build_graph, serializer
-from .report import build_report, solution_choice
+from .report import build_report, delivered_verdict, solution_header
 
 Printer = Callable[[str], None]
 
@@ -55,7 +56,7 @@ def describe(node: str, update: dict[str, Any]) -> str | None:
 def write_outputs(state: GraphState, thread_id: str, out_dir: Path) -> tuple[Path, bool]:
     out_dir.mkdir(parents=True, exist_ok=True)
     source, is_reference, _ = solution_choice(state)
-    (out_dir / "solution.py").write_text(source)
+    (out_dir / "solution.py").write_text(solution_header(state, thread_id) + source)
     (out_dir / "report.json").write_text(json.dumps(build_report(state, thread_id), indent=1, default=str))
     return out_dir / "solution.py", is_reference
 
@@ -103,6 +104,11 @@ def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Pa
         path, is_ref = write_outputs(final, thread_id, out_dir)
         say(f"wrote {path}" + (" (the reference itself: nothing better was found)" if is_ref else "")
             + f" and {out_dir / 'report.json'}")
+        delivered, _ = delivered_verdict(final)
+        ratio = delivered.speedup_vs_eager if delivered is not None else None
+        if ratio is not None and ratio < 1.0:  # never written silently
+            say(f"warning: {path} measured {ratio:.2f}x eager, slower than the module it replaces"
+                + (" (the reference itself: run-to-run noise)" if is_ref else ""))
         return final
     finally:
         conn.close()

@@ -1,7 +1,10 @@
-"""Finalize: closes the run with a reason; the report is derived from state (graph/report.py).
+"""Finalize: closes the run with a reason and decides which file is delivered.
 
 If the best candidate's speedups were computed against baselines from an earlier run, it is
-evaluated once more with its own baselines, so the reported ratios come from one run.
+evaluated once more with its own baselines, so the reported ratios come from one run. When the
+delivered file is the reference itself (nothing correct beat eager), it is evaluated too on a GPU:
+the user's module, unchanged, under the policy's flags, so its reported speedup (about 1.0x) is
+measured, never assumed.
 """
 
 from __future__ import annotations
@@ -10,6 +13,26 @@ from typing import Any
 
 from ..state.graph_state import GraphState
 from .reviewer import evaluate_candidate
+
+
+def solution_choice(state: GraphState) -> tuple[str, bool, str]:
+    """(source, is_reference, why). The best candidate when it is correct and, on a GPU, faster
+    than eager; otherwise the reference itself, unchanged, said plainly."""
+    from ..authors.builtin.emit import assemble_verbatim
+
+    best, v = state.best, state.best_verdict
+    if best is not None and v is not None and v.correct:
+        if v.timing_is_cpu:
+            return best.source, False, "best correct candidate (CPU run: speed not measured on a GPU)"
+        if v.speedup_vs_eager is not None and v.speedup_vs_eager > 1.0:
+            return best.source, False, f"best correct candidate, {v.speedup_vs_eager:.2f}x vs eager"
+        why = "no correct candidate was faster than PyTorch eager"
+    else:
+        why = "no correct candidate was found"
+    doc = (f"kernelskill found nothing better for {state.problem.name}: {why}.\n\n"
+           "This file is the reference Model itself, renamed ModelNew and otherwise unchanged: it runs\n"
+           "under the caller's precision flags, as the user's module does.")
+    return assemble_verbatim(state.problem.source, doc), True, why
 
 
 def finalize(state: GraphState) -> dict[str, Any]:
@@ -21,12 +44,16 @@ def finalize(state: GraphState) -> dict[str, Any]:
         if not again.correct:  # it passed once and failed now: not a solution anyone should use
             update["best"] = None
             update["stop_reason"] = f"the best candidate failed its final evaluation: {again.reason}"
-            return update
-    if state.stop_reason:
+    usable = not (state.verdict is not None and state.verdict.usage_error)
+    if state.settings.device == "cuda" and usable:
+        source, is_reference, _ = solution_choice(state.model_copy(update=update))
+        if is_reference:
+            update["reference_verdict"] = evaluate_candidate(state, source, baselines=True)
+    if state.stop_reason or "stop_reason" in update:
         return update
-    if state.verdict is not None and state.verdict.usage_error:
+    if not usable:
         update["stop_reason"] = f"unusable problem: {state.verdict.reason}"
-    elif best is None:
+    elif update.get("best", best) is None:
         update["stop_reason"] = "no correct candidate found; the reference is the solution"
     else:
         update["stop_reason"] = "done"

@@ -23,7 +23,7 @@ def skill_text(skill_id: str) -> SkillText | None:
 
 def task_of(state: GraphState, **extra: Any) -> AuthorTask:
     s = state.settings
-    return AuthorTask(problem=state.problem, device=s.device, allow_tf32=s.allow_tf32,
+    return AuthorTask(problem=state.problem, device=s.device, precision=s.precision,
                       attempts=list(state.attempts), best=state.best, current=state.candidate,
                       profile=state.profile, **extra)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..eval.precision import policy
 from ..state.graph_state import GraphState
 from ..state.records import Plan
 from .generator import task_of
@@ -51,7 +52,8 @@ def planner(state: GraphState) -> dict[str, Any]:
     if state.best is None or state.profile is None:
         return {"plan": None, "stop_reason": "no correct candidate to optimize"}
     tried = {a.key() for a in state.attempts if a.skill_id}
-    hits = get_index().query(state.profile, k=CANDIDATE_SKILLS, allow_tf32=state.settings.allow_tf32,
+    matmul_tf32 = policy(state.settings.precision).matmul_tf32
+    hits = get_index().query(state.profile, k=CANDIDATE_SKILLS, allow_tf32=matmul_tf32,
                              training=True, gpu=state.best_verdict.gpu_name if state.best_verdict else None)
     in_best = set((state.best.author_state or {}).get("templates", []))
     author, task = get_author(state.settings), task_of(state)

@@ -245,7 +245,7 @@ def profiler(state: GraphState) -> dict[str, Any]:
     if s.device == "cuda" and cand is not None and shutil.which("ncu") and clock_left >= MIN_CLOCK_LEFT_S \
             and s.profile_budget_s > 0:
         r = profile(state.problem.source, cand.source,
-                    ProfileOptions(size=s.size, allow_tf32=s.allow_tf32, budget_s=s.profile_budget_s),
+                    ProfileOptions(size=s.size, precision=s.precision, budget_s=s.profile_budget_s),
                     problem_name=state.problem.path, candidate_name=f"candidate_{cand.hash}.py")
         if r.ok:
             return {"profile": profile_from_result(r, ops, subject)}

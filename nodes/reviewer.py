@@ -51,7 +51,7 @@ def is_better(new: Verdict, best: Verdict | None, min_gain: float) -> bool:
 def evaluate_candidate(state: GraphState, source: str, baselines: bool) -> Verdict:
     s = state.settings
     opts = EvalOptions(device=s.device, size=s.size, trials=s.trials, timeout_s=s.eval_timeout_s,
-                       baselines=baselines, allow_tf32=s.allow_tf32, profile=s.device == "cuda")
+                       baselines=baselines, precision=s.precision, profile=s.device == "cuda")
     result = evaluate(state.problem.source, source, opts, problem_name=state.problem.path,
                       candidate_name=f"candidate_{source_hash(source)}.py")
     return Verdict.of(result)

@@ -35,7 +35,9 @@ def add_skills_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
                             help="rank skills for a profile signature or free text")
     search.add_argument("text", nargs="+", metavar="TEXT")
     search.add_argument("-k", type=int, default=5, help="how many hits (default 5)")
-    search.add_argument("--allow-tf32", action="store_true", help="the run allows TF32 (default strict fp32)")
+    search.add_argument("--allow-tf32", action="store_true",
+                        help="the run's precision policy is tf32 (TF32 matmuls; default and strict keep "
+                             "matmuls fp32)")
     search.add_argument("--inference", action="store_true", help="the model runs in eval mode")
     search.add_argument("--guardrails", action="store_true", help="include guardrail skills in the ranking")
     sub.add_parser("stats", parents=[common], help="experience table: tries, wins, mean gain")

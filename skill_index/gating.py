@@ -15,7 +15,8 @@ from .schema import Skill
 
 @dataclass(frozen=True)
 class Policy:
-    """The run's rules: may candidates use TF32, and does the model run in training mode."""
+    """The run's rules: may matmul-class work use TF32 (the `tf32` precision policy; `default` and
+    `strict` keep matmuls IEEE fp32), and does the model run in training mode."""
 
     allow_tf32: bool = False
     training: bool = True
@@ -25,9 +26,9 @@ def gate(skill: Skill, facts: QueryFacts, policy: Policy) -> str | None:
     """None when the skill may be used; otherwise one line saying which precondition failed."""
     pre = skill.preconditions
     if pre.needs_tf32_policy and not policy.allow_tf32:
-        return "needs the TF32 policy (run is strict fp32)"
+        return "needs the tf32 precision policy (this run keeps matmuls fp32)"
     if pre.strict_fp32_only and policy.allow_tf32:
-        return "applies only under strict fp32"
+        return "applies only while matmuls stay fp32 (default and strict policies)"
     if pre.inference_only and policy.training:
         return "inference only (model runs in training mode)"
     if pre.training_only and not policy.training:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from .records import Attempt, Candidate, Plan, Problem, Profile
 
@@ -36,6 +36,8 @@ class Verdict(BaseModel):
     bytes: float | None = None
     kernel_breakdown: list[dict[str, Any]] = Field(default_factory=list)
     log_tail: str = ""
+    precision_policy: str = "default"
+    precision_flags: dict[str, Any] = Field(default_factory=dict)
     baselines_reused: bool = False
     """Eager / torch.compile times copied from an earlier run of the same problem (to rank
     candidates without re-timing the baselines); finalize re-times the best so that the
@@ -60,12 +62,21 @@ class RunSettings(BaseModel):
     wall_clock_s: float = 1800.0
     trials: int = 5
     eval_timeout_s: float = 600.0
-    allow_tf32: bool = False
+    precision: str = "default"
+    """Precision policy (eval/precision.py): default, strict or tf32."""
     baselines: bool = True
     min_gain: float = 1.02
     profile_budget_s: float = 25.0
     script: list[str] = Field(default_factory=list)
     """Candidate sources the 'scripted' author replays (tests, demos)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_tf32(cls, data: Any) -> Any:
+        """Threads checkpointed before the three policies stored `allow_tf32`."""
+        if isinstance(data, dict) and data.get("allow_tf32") and "precision" not in data:
+            data = {**data, "precision": "tf32"}
+        return data
 
 
 class GraphState(BaseModel):
@@ -86,6 +97,9 @@ class GraphState(BaseModel):
     started_at: float = 0.0
     elapsed_s: float = 0.0
     stop_reason: str | None = None
+    reference_verdict: Verdict | None = None
+    """When the delivered solution is the reference itself: its own evaluation (finalize, GPU), so
+    the reported speedup of what the user gets is measured, never assumed to be 1.0."""
     attempts: Annotated[list[Attempt], operator.add] = Field(default_factory=list)
 
     def failed_keys(self) -> set[tuple[str | None, str]]:

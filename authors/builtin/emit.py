@@ -21,16 +21,6 @@ import triton
 import triton.language as tl
 '''
 
-STRICT_FP32 = '''
-
-def _fp32_convs():
-    """cuDNN convolutions in full fp32 (PyTorch defaults them to TF32): the result must match
-    an fp32 reference, whatever the caller's global flags."""
-    return torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled,
-                                      benchmark=torch.backends.cudnn.benchmark,
-                                      deterministic=torch.backends.cudnn.deterministic,
-                                      allow_tf32=False)
-'''
 
 
 def _render_out(out: object) -> str:
@@ -50,7 +40,7 @@ def torch_lines(region: Region) -> list[str]:
 
 
 def assemble(program: Program, preamble: str, regions: list[Region], emitted: list[Emitted | None],
-             ctx: EmitContext, doc: str, strict_fp32: bool = True) -> str:
+             ctx: EmitContext, doc: str) -> str:
     kernels: list[str] = list(ctx.shared.values())  # shared helpers first: kernels use them
     helpers: list[str] = []
     body: list[str] = []
@@ -68,21 +58,15 @@ def assemble(program: Program, preamble: str, regions: list[Region], emitted: li
     helpers, aliases = dedupe(helpers, aliases)
     body = [rename(line, aliases) for line in body]
     ctx.aliases.update(aliases)
-    # Vendor convolutions (a PyTorch region, or a template's launcher) run inside the forward.
-    uses_convs = strict_fp32 and any(op.kind in ("conv", "conv_transpose") for op in program.ops)
+    # Vendor convolutions run under the caller's flags, as the reference's do: the evaluator sets the
+    # precision policy's flags for both sides.
     args = ", ".join(["self", *program.forward_args])
-    if uses_convs:
-        fwd = f"    def forward({args}):\n        with _fp32_convs():\n" + textwrap.indent(
-            "\n".join(body), " " * 12)
-    else:
-        fwd = f"    def forward({args}):\n" + textwrap.indent("\n".join(body), " " * 8)
+    fwd = f"    def forward({args}):\n" + textwrap.indent("\n".join(body), " " * 8)
     init = textwrap.indent(program.init_source, "    ") if program.init_source else \
         "    def __init__(self):\n        super().__init__()"
     parts = [HEADER.format(doc=doc)]
     if preamble.strip():
         parts.append(_strip_duplicate_imports(preamble))
-    if uses_convs:
-        parts.append(STRICT_FP32)
     parts.extend(kernels)
     parts.extend(helpers)
     parts.append(f"class ModelNew(nn.Module):\n{init}\n\n{fwd}\n")
@@ -136,9 +120,11 @@ def _strip_duplicate_imports(preamble: str) -> str:
     return "\n".join(lines)
 
 
-def assemble_verbatim(problem_source: str, doc: str, strict_fp32: bool = True) -> str:
-    """ModelNew as the reference class itself, renamed: the candidate when the forward cannot be
-    captured as a graph. Correct by construction; whole-forward skills can wrap it."""
+def assemble_verbatim(problem_source: str, doc: str) -> str:
+    """ModelNew as the reference class itself, renamed and otherwise unchanged (it runs under the
+    caller's precision flags, as the user's module does): the candidate when the forward cannot be
+    captured as a graph, and the kept solution when nothing beat eager. Correct by construction;
+    whole-forward skills can wrap it."""
     from .capture import model_class_as, split_problem_source
 
     preamble = split_problem_source(problem_source)[0]
@@ -146,13 +132,6 @@ def assemble_verbatim(problem_source: str, doc: str, strict_fp32: bool = True) -
     parts = [HEADER.format(doc=doc)]
     if preamble.strip():
         parts.append(_strip_duplicate_imports(preamble))
-    if strict_fp32 and "conv" in cls_src.lower():
-        parts.append(STRICT_FP32)
-        cls_src = cls_src.replace("class ModelNew(nn.Module):", "class ModelNew(nn.Module):\n"
-                                  "    # every call runs with fp32 (not TF32) cuDNN convolutions", 1)
-        cls_src = cls_src.replace("    def forward(self", "    def _forward(self", 1) + (
-            "\n\n    def forward(self, *args):\n        with _fp32_convs():\n"
-            "            return self._forward(*args)\n")
     parts.append(cls_src)
     source = "\n\n".join(p.strip("\n") for p in parts) + "\n"
     ast.parse(source)

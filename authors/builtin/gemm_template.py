@@ -130,7 +130,7 @@ def chain_ok(ops: list[Op], max_ext: int = 8) -> bool:
 def precision(ctx: EmitContext, tf32: bool = False) -> str:
     """tl.dot input_precision: one-pass TF32 only when the policy allows it and the template asks;
     otherwise fp32-accurate tf32x3 (or "ieee" when the planner picks it)."""
-    if tf32 and ctx.allow_tf32:
+    if tf32 and ctx.matmul_tf32:
         return "tf32"
     p = ctx.params.get("input_precision", "tf32x3")
     return p if p in ("tf32x3", "ieee") else "tf32x3"

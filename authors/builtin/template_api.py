@@ -29,7 +29,10 @@ class Emitted:
 class EmitContext:
     params: dict[str, Any] = field(default_factory=dict)
     """Parameters the planner chose for this template (block sizes, warps, variants)."""
-    allow_tf32: bool = False
+    matmul_tf32: bool = False
+    """The precision policy lets matmul-class work run one-pass TF32 (the `tf32` policy)."""
+    conv_tf32: bool = False
+    """The policy lets convolutions run one-pass TF32, as eager's cuDNN does (`default`, `tf32`)."""
     _ids: itertools.count = field(default_factory=itertools.count)
     shared: dict[str, str] = field(default_factory=dict)
     """Helper sources shared across regions, emitted once (key -> source)."""

@@ -49,12 +49,17 @@ be written, and inputs must not be modified.
 
 Reply with the complete file in one ```python block, then one sentence on what you did."""
 
-STRICT_FP32 = ("Precision: the problem is fp32 and TF32 is not allowed. Compute in fp32: no fp16/bf16 "
-               "casts; every tl.dot passes input_precision=\"ieee\" (exact) or input_precision=\"tf32x3\" "
-               "(error-compensated, fp32 accuracy); no `a @ b` inside kernels; PyTorch convolutions left "
-               "in forward run under torch.backends.cudnn.flags(enabled=True, allow_tf32=False).")
-TF32 = ("Precision: TF32 is allowed for this run (tl.dot may use its default precision); fp16/bf16 casts "
-        "of fp32 data are still not allowed.")
+STRICT_FP32 = ("Precision (policy `strict`): the problem is fp32 and TF32 is not allowed. Compute in fp32: "
+               "no fp16/bf16 casts; every tl.dot passes input_precision=\"ieee\" (exact) or "
+               "input_precision=\"tf32x3\" (error-compensated, fp32 accuracy); no `a @ b` inside kernels. "
+               "The evaluator runs PyTorch ops (reference and yours) with TF32 off: set no flags.")
+DEFAULT = ("Precision (policy `default`, PyTorch's own flags): convolutions may run in TF32 as eager's cuDNN "
+           "does (a conv kernel may use tl.dot's default TF32; PyTorch convs in forward already do); "
+           "matmul-class work (linear, matmul, bmm, attention) must stay fp32-accurate as eager's is: those "
+           "tl.dot calls pass input_precision=\"ieee\" or \"tf32x3\". No fp16/bf16 casts; set no flags.")
+TF32 = ("Precision (policy `tf32`): TF32 is allowed for this run (tl.dot may use its default precision); "
+        "fp16/bf16 casts of fp32 data are still not allowed.")
+PRECISION = {"strict": STRICT_FP32, "default": DEFAULT, "tf32": TF32}
 ON_CUDA = "Device: inputs and weights live on an NVIDIA GPU; launch kernels on the inputs' device."
 ON_CPU = ("Device: this run has no GPU. Inputs are CPU tensors and Triton kernels run under the Triton "
           "interpreter (TRITON_INTERPRET=1): launch them on the CPU tensors as usual, keep them simple, "
@@ -193,7 +198,7 @@ def skeleton(problem_source: str) -> str:
 
 
 def system_prompt(task: AuthorTask) -> str:
-    return SYSTEM.format(precision=TF32 if task.allow_tf32 else STRICT_FP32,
+    return SYSTEM.format(precision=PRECISION[task.precision],
                          device=ON_CUDA if task.device == "cuda" else ON_CPU)
 
 

@@ -38,8 +38,10 @@ def author() -> BuiltinAuthor:
     return _AUTHOR
 
 
-def generate(src: str, skill: str | None = None, allow_tf32: bool = False, **params: object) -> Candidate:
-    task = AuthorTask(problem=problem(src), device="cpu", allow_tf32=allow_tf32)
+def generate(src: str, skill: str | None = None, precision: str = "strict", **params: object) -> Candidate:
+    """The built-in author's candidate; `strict` by default, the policy under which our convolution
+    kernels must be fp32-accurate (under `default` they may run one TF32 pass, as cuDNN does)."""
+    task = AuthorTask(problem=problem(src), device="cpu", precision=precision)
     first = author().generate(task)
     if skill is None:
         return first

@@ -37,9 +37,10 @@ def candidate(body: str) -> str:
     return HEADER + textwrap.dedent(body)
 
 
-def assert_flagged(source: str, check: str, **policy: bool) -> list[StaticFailure]:
-    """Every line marked `# BAD` fails `check`, with a message that points at it."""
-    failures = run_static_checks(source, **policy)
+def assert_flagged(source: str, check: str, **policy: object) -> list[StaticFailure]:
+    """Every line marked `# BAD` fails `check`, with a message that points at it (under the strict
+    precision policy unless `policy` says otherwise)."""
+    failures = run_static_checks(source, **{"precision": "strict", **policy})
     bad = [i for i, text in enumerate(source.splitlines(), 1) if "# BAD" in text]
     assert bad, "test bug: no line marked # BAD"
     hits = {f.line: f for f in failures if f.check == check}
@@ -802,10 +803,16 @@ def test_allow_tf32_permits_tf32_but_not_fp16():
             b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
             tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, b, input_precision="tf32"))
         """)
-    failures = run_static_checks(tf32_only, allow_tf32=True)
+    failures = run_static_checks(tf32_only, precision="tf32")
     assert [f.check for f in failures] == ["global_state"]  # the flag assignment is still global state
-    assert "precision_downgrade" in {f.check for f in run_static_checks(tf32_only)}
-    fails = run_static_checks(candidate(FP16_KERNEL), allow_tf32=True)
+    assert "precision_downgrade" in {f.check for f in run_static_checks(tf32_only, precision="strict")}
+    # Under `default` a TF32 dot is legal (convolutions may run TF32, as eager's cuDNN does); the
+    # matmul TF32 switch is not: eager's matmuls are IEEE fp32.
+    default = run_static_checks(tf32_only, precision="default")
+    flag_line = next(i for i, t in enumerate(tf32_only.splitlines(), 1) if "allow_tf32 = True" in t)
+    assert {(f.check, f.line) for f in default} == {("global_state", flag_line),
+                                                     ("precision_downgrade", flag_line)}
+    fails = run_static_checks(candidate(FP16_KERNEL), precision="tf32")
     flagged = {f.line for f in fails if f.check == "precision_downgrade"}
     tl_dot_line = next(i for i, t in enumerate(candidate(FP16_KERNEL).splitlines(), 1) if "tl.dot(a, b)" in t)
     assert tl_dot_line not in flagged and len(flagged) == 3
