@@ -23,16 +23,18 @@ def suite(device: str = "cuda") -> list[ResultRow]:
     return [
         row("level1/a", se=2.0, sc=1.0, rounds=2, wall=10, device=device),   # exactly 2x: not fast_2
         row("level1/b", se=4.0, sc=2.5, rounds=4, wall=30, device=device),
-        row("level1/c", ref=True, se=0.8, sc=1.2, own=False, rounds=3, wall=20, device=device),  # ref kept
+        # The reference kept, and measured like any delivered file (run-to-run noise around 1.0x):
+        row("level1/c", ref=True, se=0.8, sc=1.2, own=False, rounds=3, wall=20, device=device),
         row("level2/d", correct=False, own=False, rounds=1, wall=5, device=device, error="worker died"),
         row("level2/e", se=1.2, sc=None, rounds=6, wall=100, device=device),  # torch.compile not timed
     ]
 
 
-def test_effective_speedup_counts_the_reference_as_one() -> None:
+def test_a_kept_reference_counts_as_measured_and_only_unmeasured_rows_as_one() -> None:
     a, _, c, d, e = suite()
-    assert speedup(a, "eager") == 2.0 and speedup(c, "eager") == 1.0 and speedup(c, "compile") == 1.0
+    assert speedup(a, "eager") == 2.0 and speedup(c, "eager") == 0.8 and speedup(c, "compile") == 1.2
     assert speedup(d, "eager") == 1.0 and speedup(e, "compile") == 1.0
+    assert speedup(row("level1/old", ref=True, own=False), "eager") == 1.0  # a report without timings
     assert speedup(suite("cpu")[0], "eager") is None
 
 
@@ -40,12 +42,12 @@ def test_hand_computed_metrics() -> None:
     s = summarize(suite())
     assert list(s.groups) == ["level1", "level2", "all"]
     l1, l2, al = s.groups["level1"], s.groups["level2"], s.groups["all"]
-    # level1: eager [2, 4, 1], compile [1, 2.5, 1]
+    # level1: eager [2, 4, 0.8], compile [1, 2.5, 1.2]; fast_p counts our solutions only
     assert (l1.problems, l1.correct, l1.correct_rate) == (3, 3, 1.0)
     assert l1.fast["eager"] == pytest.approx({"1": 2 / 3, "1.5": 2 / 3, "2": 1 / 3})
     assert l1.fast["compile"] == pytest.approx({"1": 1 / 3, "1.5": 1 / 3, "2": 1 / 3})
-    assert l1.geomean["eager"] == pytest.approx(2.0)
-    assert l1.geomean["compile"] == pytest.approx(2.5 ** (1 / 3))
+    assert l1.geomean["eager"] == pytest.approx(6.4 ** (1 / 3))
+    assert l1.geomean["compile"] == pytest.approx(3.0 ** (1 / 3))
     assert l1.own_kernels_rate == pytest.approx(2 / 3)
     assert (l1.rounds_mean, l1.rounds_median, l1.wall_s_mean, l1.wall_s_median) == (3, 3, 20, 20)
     # level2: eager [1 (failed), 1.2], compile [1, 1]
@@ -54,27 +56,27 @@ def test_hand_computed_metrics() -> None:
     assert l2.geomean["eager"] == pytest.approx(math.sqrt(1.2))
     assert l2.geomean["compile"] == pytest.approx(1.0)
     assert (l2.rounds_mean, l2.wall_s_median) == (3.5, 52.5)
-    # all: eager [2, 4, 1, 1, 1.2] -> 9.6 ** 0.2; compile [1, 2.5, 1, 1, 1] -> 2.5 ** 0.2
+    # all: eager [2, 4, 0.8, 1, 1.2] -> 7.68 ** 0.2; compile [1, 2.5, 1.2, 1, 1] -> 3 ** 0.2
     assert (al.problems, al.correct_rate, al.errors) == (5, 0.8, 1)
     assert al.fast["eager"] == pytest.approx({"1": 0.6, "1.5": 0.4, "2": 0.2})
     assert al.fast["compile"] == pytest.approx({"1": 0.2, "1.5": 0.2, "2": 0.2})
-    assert al.geomean["eager"] == pytest.approx(9.6 ** 0.2)
-    assert al.geomean["compile"] == pytest.approx(2.5 ** 0.2)
+    assert al.geomean["eager"] == pytest.approx(7.68 ** 0.2)
+    assert al.geomean["compile"] == pytest.approx(3.0 ** 0.2)
     assert al.own_kernels_rate == pytest.approx(0.6)
     assert (al.rounds_mean, al.rounds_median) == (3.2, 3)
     assert (al.wall_s_mean, al.wall_s_median, al.wall_s_total) == (33, 20, 165)
     table = render_table(s)
-    assert "1.57x" in table and "60%" in table and "n/a" not in table
+    assert "1.50x" in table and "60%" in table and "n/a" not in table
 
 
 def test_torch_compile_vs_eager_is_the_bar_and_divides_out() -> None:
     rows = [row("level1/a", se=3.0, sc=1.5, eager=3.0, comp=1.5),   # compile 2x, ours 3x
-            row("level1/b", ref=True, se=0.5, sc=0.4, own=False, eager=1.0, comp=0.8),  # reference kept
+            row("level1/b", ref=True, se=0.5, sc=0.4, own=False, eager=1.0, comp=0.8),  # reference kept: 0.5x
             row("level1/c", correct=False, own=False, eager=2.0)]  # compile not timed: counts 1.0
     g = summarize(rows).groups["level1"]
     assert g.compile_vs_eager == pytest.approx((2.0 * 1.25) ** (1 / 3))
-    # Ours vs what the user gets from torch.compile (a kept reference at its eager time):
-    user = [3.0 / 2.0, 0.8 / 1.0, 1.0]
+    # Ours vs what the user gets from torch.compile (a kept reference at its measured time):
+    user = [3.0 / 2.0, 0.5 / 1.25, 1.0]
     assert g.geomean["eager"] / g.compile_vs_eager == pytest.approx(math.prod(user) ** (1 / 3))
     assert ("torch.compile vs eager", ["1.36x", "1.36x"]) in table_rows(summarize(rows))
     assert summarize(suite("cpu")).groups["all"].compile_vs_eager is None
