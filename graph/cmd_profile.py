@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         check_problem_source(problem, args.problem)
     except (ProblemError, CandidateError) as e:
         raise UsageError(str(e)) from None
+    precision = precision_of(args) or "default"  # checked before anything runs
     device, size = resolve_device(args.device, args.size)
     if device == "cpu":
         size = args.size or "full"  # shapes only (meta device): full sizes cost nothing
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         if candidate is not None:
             prof.notes.append("cpu: the candidate is not run; this is the problem's static profile")
     else:
-        opts = ProfileOptions(device=device, size=size, precision=precision_of(args) or "default",
+        opts = ProfileOptions(device=device, size=size, precision=precision,
                               budget_s=args.budget, ncu=not args.no_ncu)
         r = profile(problem, candidate, opts, problem_name=str(Path(args.problem)),
                     candidate_name=str(Path(args.candidate or "candidate.py")))
