@@ -31,8 +31,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +119,8 @@ def _is_library(filename: str) -> bool:
     return filename.startswith("<frozen ") or (_under(filename, _STDLIB) and "-packages" not in filename)
 
 
-def _make() -> tuple[Callable[[str, tuple], None], Callable[..., Any]]:
-    """The hook and the guard factory, sharing one closure (no module global to flip)."""
+def _make() -> tuple[Callable[[str, tuple], None], Callable[..., None], Callable[[], str | None]]:
+    """The hook and the guard's enter / leave, sharing one closure (no module global to flip)."""
     state: dict[str, Any] = {"depth": 0, "policy": None, "candidate": None, "violation": None}
     local = threading.local()  # the hook's own frame walk raises events: no re-entry
 
@@ -182,24 +181,20 @@ def _make() -> tuple[Callable[[str, tuple], None], Callable[..., Any]]:
         elif (event in BY_CALLER or event.startswith(_BY_CALLER_PREFIXES)) and caller_is_candidate():
             refuse(event, "reached the interpreter or the OS")
 
-    @contextmanager
-    def guard(scratch: Path, candidate_file: str, *, worker_dir: Path | None = None,
-              problem_file: str | None = None) -> Iterator[None]:
-        state["policy"] = _Policy(scratch, worker_dir, problem_file)
-        state["candidate"] = candidate_file
+    def enter(policy: _Policy, candidate_file: str) -> None:
+        state["policy"], state["candidate"] = policy, candidate_file
         state["depth"] += 1
-        try:
-            yield
-        finally:
-            state["depth"] -= 1
-            seen, state["violation"] = state["violation"], None
-        if seen is not None:  # raised even where candidate or library code caught the first one
-            raise Violation("audit", seen)
 
-    return hook, guard
+    def leave() -> str | None:
+        """Back out of one guarded stretch; the violation seen in it (even one something caught)."""
+        state["depth"] -= 1
+        seen, state["violation"] = state["violation"], None
+        return seen
+
+    return hook, enter, leave
 
 
-_hook, _guard = _make()
+_hook, _enter, _leave = _make()
 _installed: list[bool] = []
 
 
@@ -211,29 +206,34 @@ def install() -> None:
 
 
 class Guard:
-    """The guard of one evaluation: `with g:` around candidate code; `g.wrap(model)` for forwards."""
+    """The guard of one evaluation: `with g:` around candidate code; `g.wrap(model)` for forwards.
+    Entering is a few assignments (the policy's paths are resolved once, here): forwards are timed."""
 
     def __init__(self, scratch: Path, candidate_file: str, worker_dir: Path | None = None,
                  problem_file: str | None = None, after: Callable[[], None] | None = None):
         install()
-        self.args = (scratch, candidate_file)
-        self.kw = {"worker_dir": worker_dir, "problem_file": problem_file}
+        self.policy = _Policy(scratch, worker_dir, problem_file)
+        self.candidate_file = candidate_file
         self.after = after  # a quick integrity check, run as each guarded stretch ends
-        self._cm: Any = None
 
     def __enter__(self) -> Guard:
-        self._cm = _guard(*self.args, **self.kw)
-        self._cm.__enter__()
+        _enter(self.policy, self.candidate_file)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        cm, self._cm = self._cm, None
-        cm.__exit__(*exc)
+        seen = _leave()
+        if seen is not None:  # raised even where candidate or library code caught the first one
+            raise Violation("audit", seen)
         if self.after is not None:
             self.after()
 
     def wrap(self, obj: Any) -> Any:
         return _Guarded(obj, self)
+
+
+def guard(scratch: Path, candidate_file: str, **kw: Any) -> Guard:
+    """A context manager under which candidate code runs audited (see Guard)."""
+    return Guard(scratch, candidate_file, **kw)
 
 
 class _Guarded:
@@ -243,8 +243,15 @@ class _Guarded:
         self._obj, self._g = obj, guard
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with self._g:
+        _enter(self._g.policy, self._g.candidate_file)  # Guard.__enter__/__exit__ inlined: timed path
+        try:
             return self._obj(*args, **kwargs)
+        finally:
+            seen = _leave()
+            if seen is not None:
+                raise Violation("audit", seen)  # noqa: B012 (the violation outranks any exception)
+            if self._g.after is not None:
+                self._g.after()
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._obj, name)

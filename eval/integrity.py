@@ -68,7 +68,11 @@ class Integrity:
     """A snapshot of the judge's tools; `verify` and `verify_quick` compare against it."""
 
     def __init__(self) -> None:
-        self.quick = {k: _fingerprint(getattr(o, a)) for k, (o, a) in _quick().items()}
+        self.quick_refs = _quick()
+        self.quick_objs = {k: getattr(o, a) for k, (o, a) in self.quick_refs.items()}
+        self.quick = {k: _fingerprint(v) for k, v in self.quick_objs.items()}
+        # The live dicts (a class's mappingproxy follows its writes): lookups, not getattr chains.
+        self.quick_live = [(k, vars(o), a, self.quick_objs[k]) for k, (o, a) in self.quick_refs.items()]
         self.spaces = _namespaces()
         self.dicts = {k: {n: (_fingerprint(v), v) for n, v in list(vars(o).items())}
                       for k, (o, _) in self.spaces.items()}
@@ -88,7 +92,13 @@ class Integrity:
         return out
 
     def verify_quick(self) -> None:
-        bad = [k for k, (o, a) in _quick().items() if _fingerprint(getattr(o, a, None)) != self.quick[k]]
+        """Identity only (no code reads): this runs inside every timed call."""
+        for _, d, a, obj in self.quick_live:
+            if d.get(a) is not obj:
+                break
+        else:
+            return
+        bad = [k for k, d, a, obj in self.quick_live if d.get(a) is not obj]
         if bad:
             raise Violation("integrity", f"integrity: the candidate replaced {', '.join(bad[:3])}")
 
