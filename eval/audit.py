@@ -6,12 +6,15 @@ flag read). The worker enters `guard(...)` around the candidate's import, constr
 - always blocked: shell commands and exec (os.system, os.exec*, os.spawn*), network (socket connect,
   bind, sendto, name lookups, http/ftp/smtp), gc.get_objects/get_referrers/get_referents, frames of
   other threads, sys.settrace/setprofile, sys.addaudithook, rlimit changes, input/breakpoint;
-- blocked when the CALLER is candidate code (the first frame, from the innermost outwards, that is not
-  the standard library: torch, triton and the evaluator legitimately compile with ptxas and a C compiler,
-  read `fn.__code__`, exec generated binders, import lazily): processes (subprocess.Popen, fork,
-  posix_spawn, kill), ctypes, sys._getframe, audited attribute reads (tb_frame, gi_frame, __code__),
-  code/function construction, exec/compile, marshal/pickle loads, environment and cwd changes, threads,
-  and imports of modules outside static_allow.ALLOWED_ROOTS;
+- blocked when the CALLER is candidate code, because torch, triton and the evaluator legitimately
+  compile with ptxas and a C compiler, read `fn.__code__`, exec generated binders and import lazily.
+  For OS effects (BY_CALLER: processes, fork, kill, ctypes, environment and cwd changes, threads,
+  marshal/pickle loads, imports of modules outside static_allow.ALLOWED_ROOTS) the caller is the first
+  frame, innermost outwards, outside the standard library: subprocess or pathlib acting for the
+  candidate is the candidate. For introspection (BY_CODE: exec/compile, sys._getframe, audited
+  attribute reads such as tb_frame, gi_frame, __code__, code and function construction) it is the
+  innermost frame itself: dataclasses exec their __init__, namedtuple and typing read their caller's
+  frame, on a candidate's behalf and harmlessly;
 - by path, whoever the caller: writes (open for writing, os.remove/rename/mkdir/chmod..., shutil) only
   under the scratch folder, the temporary folder (Triton's compiler writes there) minus the worker's own
   files, and Triton's and Inductor's caches; reads of the problem file, the problem suite and the user's
@@ -57,9 +60,12 @@ ALWAYS = frozenset(_words("""
     """))
 BY_CALLER = frozenset(_words("""
     subprocess.Popen os.posix_spawn os.posix_spawnp os.fork os.kill os.killpg signal.pthread_kill os.putenv
-    os.unsetenv os.chdir socket.__new__ sys._getframe object.__getattr__ object.__setattr__
-    object.__delattr__ code.__new__ function.__new__ marshal.loads marshal.load pickle.find_class exec
-    compile mmap.__new__ sys.excepthook sys.unraisablehook _thread.start_new_thread os.register_at_fork
+    os.unsetenv os.chdir socket.__new__ marshal.loads marshal.load pickle.find_class mmap.__new__
+    sys.excepthook sys.unraisablehook _thread.start_new_thread os.register_at_fork
+    """))
+BY_CODE = frozenset(_words("""
+    exec compile sys._getframe object.__getattr__ object.__setattr__ object.__delattr__ code.__new__
+    function.__new__
     """))
 _BY_CALLER_PREFIXES = ("ctypes.",)
 # Events whose first argument(s) name a path that is written, with the argument positions.
@@ -94,19 +100,20 @@ class _Policy:
     def __init__(self, scratch: Path, worker_dir: Path | None, problem_file: str | None):
         self.scratch = _roots(scratch)
         self.worker_dir = os.path.realpath(worker_dir) if worker_dir else None
-        self.writable = self.scratch + _roots(tempfile.gettempdir(), *_caches())
+        self.own = self.scratch + _roots(*_caches())  # writable even inside a private folder
+        self.writable = self.own + _roots(tempfile.gettempdir())
         home = os.path.expanduser("~")
         xdg = [os.environ.get(k) for k in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")]
         self.private = _roots(home, *xdg, Path(__file__).resolve().parents[1] / "problems")
-        self.readable = self.writable + _roots(sys.prefix, sys.base_prefix, sys.exec_prefix,
-                                               *(p for p in sys.path if "-packages" in p))
+        self.readable = self.own + _roots(sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                          *(p for p in sys.path if "-packages" in p))
         problem = os.path.realpath(problem_file) if problem_file and os.path.isfile(problem_file) else None
         self.problem = problem
 
     def write_refused(self, path: str) -> bool:
         if self.worker_dir and os.path.dirname(path) == self.worker_dir:
             return True  # the worker's request, progress and result files: never the candidate's
-        return not _under(path, self.writable)
+        return not _under(path, self.writable) or (_under(path, self.private) and not _under(path, self.own))
 
     def read_refused(self, path: str) -> bool:
         return path == self.problem or (_under(path, self.private) and not _under(path, self.readable))
@@ -124,15 +131,16 @@ def _make() -> tuple[Callable[[str, tuple], None], Callable[..., None], Callable
     state: dict[str, Any] = {"depth": 0, "policy": None, "candidate": None, "violation": None}
     local = threading.local()  # the hook's own frame walk raises events: no re-entry
 
-    def caller_is_candidate(importing: bool = False) -> bool:
-        """Is the innermost non-stdlib frame the candidate's? An event raised by the import machinery
-        (reading a .pyc, exec of the module body) belongs to an import whose 'import' event was judged."""
+    def caller_is_candidate(importing: bool = False, innermost: bool = False) -> bool:
+        """Is the innermost non-stdlib frame (`innermost`: the innermost frame) the candidate's? An
+        event raised by the import machinery (reading a .pyc, exec of a module body) belongs to an
+        import whose 'import' event was judged."""
         frame = sys._getframe(2)
         while frame is not None:
             name = frame.f_code.co_filename
             if name.startswith("<frozen importlib") and not importing:
                 return False
-            if not _is_library(name) and name != __file__:
+            if name != __file__ and (innermost or not _is_library(name)):
                 return name == state["candidate"]
             frame = frame.f_back
         return False
@@ -179,7 +187,9 @@ def _make() -> tuple[Callable[[str, tuple], None], Callable[..., None], Callable
             if args[0].split(".")[0] not in ALLOWED_ROOTS and caller_is_candidate(importing=True):
                 refuse(event, f"imported {args[0]}, outside the allowed modules")
         elif (event in BY_CALLER or event.startswith(_BY_CALLER_PREFIXES)) and caller_is_candidate():
-            refuse(event, "reached the interpreter or the OS")
+            refuse(event, "reached the OS")
+        elif event in BY_CODE and caller_is_candidate(innermost=True):
+            refuse(event, "reached the interpreter's internals")
 
     def enter(policy: _Policy, candidate_file: str) -> None:
         state["policy"], state["candidate"] = policy, candidate_file
