@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from .static_checks import (
+from .static_source import (
     _ALLOC,
     _COPIES,
     _GRAPH,

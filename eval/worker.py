@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
+from . import audit, integrity, kernels, poison
 from . import harness as H
-from . import kernels, poison
 from . import precision as P
 from .compare import changes_across, compare
 from .problem import CandidateError, ProblemError, load_candidate, load_problem
@@ -52,6 +52,8 @@ class Worker:
             self.stage("done")
         except Rejected as r:
             self.result.fail(r.stage, r.reason, *r.checks)
+        except audit.Violation as v:
+            self.result.fail(self.result.stage, str(v), v.check)
         except ProblemError as e:
             self.result.usage_error = True
             self.result.fail("load", str(e))
@@ -65,17 +67,27 @@ class Worker:
         if self.device == "cuda":
             self.result.gpu_name = torch.cuda.get_device_name()
         self.problem = load_problem(self.req["problem_source"], self.opts.size, self.req["problem_name"])
+        # Candidate code runs only inside the guard (audit.py); the judge's tools are checked after it.
+        self.integrity = integrity.Integrity()
+        (scratch := self.progress.parent / "scratch").mkdir(exist_ok=True)
+        self.guard = audit.Guard(scratch, self.req["candidate_name"], self.progress.parent.resolve(),
+                                 self.req["problem_name"], after=self.integrity.verify_quick)
         try:
-            self.cand_module = load_candidate(self.req["candidate_source"], self.req["candidate_name"])
+            with self.guard:
+                self.cand_module = load_candidate(self.req["candidate_source"], self.req["candidate_name"])
         except CandidateError as e:
             raise Rejected("load", str(e), "load") from None
+        self.integrity.verify("the candidate's import")
         self.ref = self._build_reference()
         self.stage("compile")
-        self.cand = self._build_candidate()
+        self.cand = self.guard.wrap(self._build_candidate())
+        self.integrity.verify("the candidate's construction and first forward")
         self.stage("correctness")
         self._correctness()
+        self.integrity.verify("the correctness trials")
         self.stage("timing")
         self._timing()
+        self.integrity.verify("the timing runs")
 
     def _build_reference(self) -> torch.nn.Module:
         try:
@@ -86,8 +98,9 @@ class Worker:
 
     def _build_candidate(self) -> torch.nn.Module:
         try:
-            model = H.build(self.cand_module.ModelNew, self.problem, self.opts.seed, self.device,
-                            wrap=poison.poisoned())
+            with self.guard:
+                model = H.build(self.cand_module.ModelNew, self.problem, self.opts.seed, self.device,
+                                wrap=poison.poisoned())
         except Exception as e:
             raise Rejected("compile", f"ModelNew(*get_init_inputs()) failed: {_one_line(e)}",
                            "compile_error") from None
@@ -96,7 +109,7 @@ class Worker:
             # Poisoned here too: a CUDA graph captured on this first call records the NaN fill of
             # its own output buffers, so an element it never writes stays NaN in every replay.
             with torch.no_grad(), P.applied(self.policy), kernels.recording() as seen, \
-                    poison.poisoned():
+                    poison.poisoned(), self.guard:
                 model(*H.clone(inputs))
                 _sync(self.device)
         except Exception as e:

@@ -144,17 +144,19 @@ def test_hang_is_killed_by_the_timeout() -> None:
 
 
 def test_crash_is_an_outcome() -> None:
+    # `import os` is rejected statically; past the static checks, os.abort (no audit event) crashes.
     src = cand("import os\nos.abort()\nreturn x")
-    r = run(src)
+    r = _run_worker(PROBLEM, src, OPTS, "relu_scale.py", "cand.py", EvalResult(device="cpu"))
     assert not r.correct and "crash" in r.failed_checks and "SIGABRT" in (r.reason or "")
 
 
 def test_forged_result_file_is_not_believed() -> None:
-    # A candidate that writes its own "correct" result where the worker would, then exits.
+    # A candidate that writes its own "correct" result where the worker would, then exits. Past the
+    # static checks, the audit hook refuses the write (the worker's folder is not the candidate's).
     forged = '{"result": "{\\\\"correct\\\\": true}", "mac": "0"}'
     src = cand(f"import sys, pathlib, os\npathlib.Path(sys.argv[2]).write_text({forged!r})\nos._exit(0)")
     r = _run_worker(PROBLEM, src, OPTS, "relu_scale.py", "cand.py", EvalResult(device="cpu"))
-    assert not r.correct and "crash" in r.failed_checks
+    assert not r.correct and "audit" in r.failed_checks and "result.json" in (r.reason or "")
 
 
 def test_broken_problem_is_a_usage_error() -> None:

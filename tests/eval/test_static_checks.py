@@ -488,6 +488,52 @@ BAD = {
                 return relu(x)
         """,
     ],
+    # The allowlist (more cases, and the audit hook behind it, in test_static_allowlist.py).
+    "import_allowlist": [
+        """
+        import os  # BAD
+        from importlib import import_module  # BAD
+        import torch.utils.cpp_extension  # BAD
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return relu(x)
+        """,
+    ],
+    "attribute_allowlist": [
+        """
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                torch.serialization.os.system("true")  # BAD
+                return torch._C._nn.relu(x)  # BAD
+        """,
+    ],
+    "reflection": [
+        """
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                parts = x.__class__.__mro__  # BAD
+                name = "sync" + "hronize"
+                getattr(self, name)  # BAD
+                return relu(x)
+        """,
+    ],
+    "decorator_allowlist": [
+        """
+        import functools
+
+
+        @functools.singledispatch  # BAD
+        def fast(x):
+            return relu(x)
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return fast(x)
+        """,
+    ],
 }
 
 
@@ -501,7 +547,7 @@ def test_every_named_check_has_an_adversarial_case():
     assert set(BAD) == set(CHECKS) == {
         "timer_patching", "threads_or_processes", "side_stream", "fallback_to_reference", "calls_reference",
         "output_caching", "call_counting", "precision_downgrade", "introspection", "dynamic_code",
-        "global_state",
+        "global_state", "import_allowlist", "attribute_allowlist", "reflection", "decorator_allowlist",
     }
 
 
@@ -537,14 +583,16 @@ NEAR_MISSES = {
                 self.graph.replay()
                 return self.static_y
         """,
-    "threads_or_processes: an argument named signal, os.path": """
+    "threads_or_processes: an argument named signal, a local named os": """
         import math
-        import os
-
-        CACHE_DIR = os.path.join("a", "b")
 
 
         class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                os = {"path": "a/b"}
+                self.cache_dir = os["path"]
+
             def forward(self, signal):
                 return relu(signal) * math.sqrt(2.0)
         """,
@@ -750,6 +798,67 @@ NEAR_MISSES = {
                 with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
                     y = F.conv2d(x, self.conv.weight, self.conv.bias)
                 return relu(y)
+        """,
+    "import_allowlist: torch submodules, libdevice, numpy, typing helpers": """
+        import dataclasses
+        import functools
+        from typing import Optional
+
+        import numpy as np
+        import torch.nn.init as init
+        from triton.language.extra import libdevice
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x, scale: Optional[float] = None):
+                return relu(x) * float(np.sqrt(2.0))
+        """,
+    "attribute_allowlist: CUDA graphs, events, cudnn flags, Triton's version": """
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                graph = torch.cuda.CUDAGraph() if torch.cuda.is_available() else None
+                pool = torch.cuda.graph_pool_handle() if graph is not None else None
+                major = int(triton.__version__.split(".")[0])
+                with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+                    return relu(x) * major if pool is None else relu(x)
+        """,
+    "reflection: getattr with a constant or a literal-prefix name on self, type(x) read": """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w0 = nn.Parameter(torch.ones(4))
+
+            def forward(self, x):
+                w = getattr(self, "w0")
+                w = getattr(self, f"w{0}") if hasattr(self, "w0") else w
+                assert type(x) is torch.Tensor, f"{type(x).__name__}"
+                return relu(x) * w.sum()
+        """,
+    "decorator_allowlist: jit, autotune, heuristics, no_grad, property, own decorator": """
+        def traced(fn):
+            return fn
+
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 128})], key=["n"])
+        @triton.heuristics({"EVEN": lambda args: args["n"] % 128 == 0})
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK), 0.0)
+
+
+        class ModelNew(nn.Module):
+            @property
+            def scale(self):
+                return 2.0
+
+            @staticmethod
+            @traced
+            def helper(x):
+                return x
+
+            @torch.no_grad()
+            def forward(self, x):
+                return relu(self.helper(x)) * self.scale
         """,
 }
 
@@ -1071,7 +1180,8 @@ def test_failures_are_in_source_order_one_per_check_and_line():
                 return relu(x)
         """)
     failures = run_static_checks(source)
-    assert [f.check for f in failures] == ["threads_or_processes", "call_counting", "timer_patching"]
+    assert [f.check for f in failures] == ["threads_or_processes", "import_allowlist", "call_counting",
+                                           "timer_patching"]
     assert [f.line for f in failures] == sorted(f.line for f in failures)
     assert len({(f.check, f.line) for f in failures}) == len(failures)
-    assert failures[2].message == f"line {failures[2].line}: assigns torch.cuda.synchronize (timer patching)"
+    assert failures[3].message == f"line {failures[3].line}: assigns torch.cuda.synchronize (timer patching)"
