@@ -11,7 +11,6 @@ stdin, so a candidate that writes a result file of its own is not believed.
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import os
 import secrets
@@ -24,25 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import precision as P
+from . import sandbox
 from .problem import ProblemError, check_problem_source
 from .signing import verify
 from .static_checks import problem_is_fp32, run_static_checks
 from .types import EvalOptions, EvalResult
 
-# Environment variables a candidate must never see: API keys, tokens, passwords, cloud creds.
-_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+RESULT_CAP = 16 << 20  # bytes of a result file read back; a real one is a few kB
 
 
 def child_env(device: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in _SECRET_MARKERS)}
-    if device == "cpu":
-        env["TRITON_INTERPRET"] = "1"
-        env["CUDA_VISIBLE_DEVICES"] = ""
-    else:
-        env.pop("TRITON_INTERPRET", None)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.pop("PYTHONSTARTUP", None)
-    return env
+    """The environment a child gets (an allowlist: see eval/sandbox.py), scratch paths aside."""
+    return sandbox.child_env(device, Path(tempfile.gettempdir()))
 
 
 def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | None = None, *,
@@ -113,10 +105,11 @@ class ChildRun:
 
 
 def run_child(module: str, request: dict, device: str, timeout_s: float) -> ChildRun:
-    """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, sandboxed as above.
+    """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, in the sandbox
+    (eval/sandbox.py: allowlisted environment, namespaces, rlimits, another uid where possible).
 
     The child reads a per-run signing key from stdin and must sign its result with it; on expiry
-    of `timeout_s`, and in any case once it exits, its whole process group is killed.
+    of `timeout_s`, and in any case once it exits, it and everything it started are killed.
     """
     key = secrets.token_bytes(32)
     with tempfile.TemporaryDirectory(prefix="kernelskill-eval-") as tmp:
@@ -129,25 +122,23 @@ def run_child(module: str, request: dict, device: str, timeout_s: float) -> Chil
         started = time.time()
         timed_out = False
         with open(log, "wb") as logf:
-            proc = subprocess.Popen(cmd, cwd=d, env=child_env(device), stdin=subprocess.PIPE,
-                                    stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            run = sandbox.sandboxed_popen(cmd, d, device, timeout_s=timeout_s, stdin=subprocess.PIPE,
+                                          stdout=logf, stderr=subprocess.STDOUT)
             try:
-                proc.communicate(key.hex().encode() + b"\n", timeout=timeout_s)
+                run.proc.communicate(key.hex().encode() + b"\n", timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
             finally:
-                _kill_group(proc)  # nothing the candidate started may outlive the evaluation
+                sandbox.kill_all(run)  # nothing the candidate started may outlive the evaluation
         return ChildRun(payload=None if timed_out else _verified(res, key),
-                        stage=progress.read_text().strip() or "load", log_tail=_tail(log),
-                        timed_out=timed_out, returncode=proc.returncode,
+                        stage=_read(progress, 64).strip() or "load", log_tail=_tail(log),
+                        timed_out=timed_out, returncode=run.returncode(),
                         elapsed_s=round(time.time() - started, 3))
 
 
 def _verified(res: Path, key: bytes) -> dict | None:
-    if not res.exists():
-        return None
     try:
-        wrapped = json.loads(res.read_text())
+        wrapped = json.loads(_read(res, RESULT_CAP))
         body, mac = wrapped["result"], wrapped["mac"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -156,15 +147,24 @@ def _verified(res: Path, key: bytes) -> dict | None:
     return json.loads(body)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+def _no_block(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW)
+
+
+def _read(path: Path, cap: int) -> str:
+    """At most `cap` bytes of a file the child may have replaced (a FIFO, a huge file, a link)."""
+    try:
+        with open(path, "rb", opener=_no_block) as fh:
+            return fh.read(cap).decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _tail(log: Path, n: int = 3000) -> str:
+    """The log's last `n` bytes, read without loading it (the child may have written 256 MiB)."""
     try:
-        data = log.read_bytes()
+        with open(log, "rb", opener=_no_block) as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - n))
+            return f.read(n).decode(errors="replace")
     except OSError:
         return ""
-    return data[-n:].decode(errors="replace")
