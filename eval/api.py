@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import ceilings, sandbox
 from . import precision as P
-from . import sandbox
 from .problem import ProblemError, check_problem_source
 from .signing import verify
 from .static_checks import problem_is_fp32, run_static_checks
@@ -117,6 +117,8 @@ def run_child(module: str, request: dict, device: str, timeout_s: float) -> Chil
         req, res, progress, log = d / "request.json", d / "result.json", d / "progress", d / "worker.log"
         req.write_text(json.dumps(request))
         progress.write_text("load")
+        gpu_ceilings = device == "cuda" and module != ceilings.MODULE
+        table = ceilings.prepare(d, run_child) if gpu_ceilings else {}
         # -P: the working directory is not put on sys.path; cwd is the scratch folder anyway.
         cmd = [sys.executable, "-P", "-m", module, str(req), str(res), str(progress)]
         started = time.time()
@@ -130,15 +132,17 @@ def run_child(module: str, request: dict, device: str, timeout_s: float) -> Chil
                 timed_out = True
             finally:
                 sandbox.kill_all(run)  # nothing the candidate started may outlive the evaluation
+        if gpu_ceilings:
+            ceilings.after(d, table, run_child)
         return ChildRun(payload=None if timed_out else _verified(res, key),
-                        stage=_read(progress, 64).strip() or "load", log_tail=_tail(log),
+                        stage=sandbox.read_capped(progress, 64).strip() or "load", log_tail=_tail(log),
                         timed_out=timed_out, returncode=run.returncode(),
                         elapsed_s=round(time.time() - started, 3))
 
 
 def _verified(res: Path, key: bytes) -> dict | None:
     try:
-        wrapped = json.loads(_read(res, RESULT_CAP))
+        wrapped = json.loads(sandbox.read_capped(res, RESULT_CAP))
         body, mac = wrapped["result"], wrapped["mac"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -147,23 +151,10 @@ def _verified(res: Path, key: bytes) -> dict | None:
     return json.loads(body)
 
 
-def _no_block(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW)
-
-
-def _read(path: Path, cap: int) -> str:
-    """At most `cap` bytes of a file the child may have replaced (a FIFO, a huge file, a link)."""
-    try:
-        with open(path, "rb", opener=_no_block) as fh:
-            return fh.read(cap).decode(errors="replace")
-    except OSError:
-        return ""
-
-
 def _tail(log: Path, n: int = 3000) -> str:
     """The log's last `n` bytes, read without loading it (the child may have written 256 MiB)."""
     try:
-        with open(log, "rb", opener=_no_block) as f:
+        with open(log, "rb", opener=sandbox.no_block) as f:
             f.seek(max(0, f.seek(0, os.SEEK_END) - n))
             return f.read(n).decode(errors="replace")
     except OSError:

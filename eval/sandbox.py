@@ -322,6 +322,20 @@ def _kill_marked(token: str) -> int:
     return n
 
 
+def no_block(path: str, flags: int) -> int:
+    """An opener for files the child may have replaced: a FIFO does not block, a link fails."""
+    return os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW)
+
+
+def read_capped(path: Path, cap: int) -> str:
+    """At most `cap` bytes of a file in the child's scratch folder; '' when unreadable."""
+    try:
+        with open(path, "rb", opener=no_block) as f:
+            return f.read(cap).decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def report() -> list[str]:
     """One line per layer: active, or missing and why (for `kernelskill eval --sandbox-report`)."""
     layers = probe()

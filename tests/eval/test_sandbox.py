@@ -313,3 +313,27 @@ def test_report_has_one_line_per_layer() -> None:
     assert [ln.split()[0] for ln in lines] == ["env", "net", "pid", "mount", "uid", "caps", "rlimits"]
     assert all(ln.split()[1] in ("active:", "missing:", "off:") for ln in lines)
     assert json.dumps(lines)  # plain text, printable as is
+
+
+def test_ceilings_are_measured_by_a_trusted_child_and_written_by_the_parent(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from kernelskill.eval import ceilings
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user"))
+    monkeypatch.setattr(ceilings, "_measured", False)
+    entry = {"gpu": "FakeGPU", "bandwidth_gbs": 1.0, "fp32_tflops": 1.0, "measured_at": 0.0}
+    calls = []
+
+    def fake_run(module: str, request: dict, device: str, timeout_s: float) -> ChildRun:
+        calls.append((module, request))
+        return ChildRun({"gpu": "FakeGPU", "entry": entry}, "done", "", False, 0, 0.1)
+
+    scratch = tmp_path / "scratch"
+    table = ceilings.prepare(scratch, fake_run)
+    assert calls == [(ceilings.MODULE, {"table": {}})]  # nothing cached yet: measured, trusted
+    assert table == {"FakeGPU": entry} == ceilings.read_table(ceilings.user_path())
+    assert ceilings.read_table(ceilings.scratch_path(scratch)) == table  # the child's copy
+    ceilings.scratch_path(scratch).write_text('{"FakeGPU": {}, "PlantedGPU": {}}')
+    ceilings.after(scratch, table, fake_run)  # a gained name is a hint, never copied back
+    assert ceilings.read_table(ceilings.user_path()) == {"FakeGPU": entry}
+    assert len(calls) == 1  # at most one trusted measurement per process
