@@ -32,11 +32,6 @@ from .types import EvalOptions, EvalResult
 RESULT_CAP = 16 << 20  # bytes of a result file read back; a real one is a few kB
 
 
-def child_env(device: str) -> dict[str, str]:
-    """The environment a child gets (an allowlist: see eval/sandbox.py), scratch paths aside."""
-    return sandbox.child_env(device, Path(tempfile.gettempdir()))
-
-
 def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | None = None, *,
              problem_name: str = "problem.py", candidate_name: str = "candidate.py") -> EvalResult:
     opts = options or EvalOptions()

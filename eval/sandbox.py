@@ -55,6 +55,9 @@ _ENV_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TRITON_")
 _HIDDEN_HOME = (".netrc", ".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".git-credentials",
                 ".pypirc", ".npmrc", ".azure", ".cache/kernelskill", ".bash_history", ".python_history")
 
+# Host secrets that root may read by file mode alone: password hashes, SSH host keys.
+_HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers.d")
+
 
 def child_env(device: str, scratch: Path, token: str = "") -> dict[str, str]:
     """The child's whole environment: an allowlist of what Python, torch, Triton and CUDA need;
@@ -84,6 +87,7 @@ def hidden_paths() -> list[str]:
         paths.append(Path(xdg) / "kernelskill")
     if netrc := os.environ.get("NETRC"):
         paths.append(Path(netrc))
+    paths += [Path(p) for p in _HIDDEN_SYSTEM]
     return list(dict.fromkeys(str(p) for p in paths))
 
 

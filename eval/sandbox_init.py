@@ -22,6 +22,7 @@ import json
 import os
 import resource
 import signal
+import stat
 import sys
 import time
 
@@ -29,8 +30,12 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32,
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 _KEEP = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
          "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME}
-# Kernel file systems the CUDA driver needs as they are (device nodes, /dev/shm, /proc, /sys).
-_UNTOUCHED = ("/proc", "/sys", "/dev")
+# Kernel file systems the CUDA driver needs as they are (device nodes, /dev/shm, /proc); /sys is
+# read-only, as in any container runtime: the driver only reads it.
+_UNTOUCHED = ("/proc", "/dev")
+# Kernel knobs a uid 0 without capabilities may still write (file modes are its only guard):
+# sysctls such as core_pattern, the SysRq trigger; read-only, as container runtimes keep them.
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 1, 24, 28
 PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 36, 38, 47, 4
 # noroot + no_setuid_fixup + keep_caps_locked + no_cap_ambient_raise, each locked: uid 0 never
@@ -87,12 +92,32 @@ def setup_mounts(scratch: str, hide: list[str]) -> None:
         elif os.path.exists(path):
             _mount("/dev/null", path, None, MS_BIND)
             _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+    for path in _PROC_READ_ONLY:
+        if os.path.exists(path):
+            _mount(path, path, None, MS_BIND)
+            _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+    for path in _block_devices():  # the raw disk would bypass every read-only mount
+        _mount("/dev/null", path, None, MS_BIND)
     if os.path.isdir("/tmp") and not os.path.islink("/tmp"):
         _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1g,mode=1777")
     os.makedirs(scratch, exist_ok=True)  # under /tmp it lives on the new tmpfs: a mount point
     _mount(".", scratch, None, MS_BIND)  # "." is still the real scratch folder (our cwd)
     _mount(None, scratch, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)
     os.chdir(scratch)
+
+
+def _block_devices() -> list[str]:
+    """Block device nodes under /dev (disks, partitions, loop devices); the GPU's are char nodes."""
+    out = []
+    for root, _dirs, files in os.walk("/dev"):
+        if root.startswith("/dev/shm"):
+            continue
+        for name in files:
+            path = os.path.join(root, name)
+            with contextlib.suppress(OSError):
+                if stat.S_ISBLK(os.lstat(path).st_mode):
+                    out.append(path)
+    return out
 
 
 class _CapHeader(ctypes.Structure):

@@ -337,3 +337,30 @@ def test_ceilings_are_measured_by_a_trusted_child_and_written_by_the_parent(
     ceilings.after(scratch, table, fake_run)  # a gained name is a hint, never copied back
     assert ceilings.read_table(ceilings.user_path()) == {"FakeGPU": entry}
     assert len(calls) == 1  # at most one trusted measurement per process
+
+
+def _block_devices() -> int:
+    import stat
+
+    return sum(stat.S_ISBLK(os.lstat(os.path.join(r, f)).st_mode)
+               for r, _, fs in os.walk("/dev") if not r.startswith("/dev/shm") for f in fs)
+
+
+@needs("mount")
+def test_raw_disks_and_kernel_knobs_are_out_of_reach() -> None:
+    if not _block_devices():
+        pytest.skip("this host shows no block device under /dev")
+    run = child("""
+import os, stat
+disks = sum(stat.S_ISBLK(os.lstat(os.path.join(r, f)).st_mode)
+            for r, _, fs in os.walk('/dev') if not r.startswith('/dev/shm') for f in fs)
+knobs = []
+for p in ('/proc/sys/kernel/core_pattern', '/sys/kernel/mm/transparent_hugepage/enabled'):
+    try:
+        os.close(os.open(p, os.O_WRONLY))  # opened, nothing written
+        knobs.append(p)
+    except OSError:
+        pass
+print('DISKS', disks, 'WRITABLE', knobs)
+""")
+    assert "DISKS 0 WRITABLE []" in run.log_tail, run.log_tail
