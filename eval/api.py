@@ -1,9 +1,10 @@
 """The evaluator's one call: evaluate(problem, candidate, options) -> EvalResult.
 
 Cheap checks run here (the problem's shape, the candidate's syntax and static checks); the
-candidate itself only ever runs in a child process: its own session (so a hang is killed with
-its whole process group), an environment without secrets, its working directory a scratch
-folder, and the problem's folder not importable. A crash, an illegal memory access or a hang
+candidate itself only ever runs in a child process inside the OS sandbox (eval/sandbox.py: an
+allowlisted environment, no network, a read-only file system but its scratch folder, rlimits,
+every descendant killed at the end), and the problem's folder not importable. A crash, an
+illegal memory access or a hang
 is an outcome, never a dead run. The worker signs its result with a per-run key it receives on
 stdin, so a candidate that writes a result file of its own is not believed.
 """

@@ -68,14 +68,24 @@ def alive_with(token: str) -> list[int]:
 
 # ---- environment ------------------------------------------------------------------------
 @NO_OWN_POWERS
-def test_no_secret_of_the_parent_is_visible(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DATABASE_URL", "postgres://admin:s3cret-db@host/db")  # no old marker
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-s3cret-key")
-    monkeypatch.setenv("CUDA_AUTH_TOKEN", "s3cret-cuda")  # an allowed prefix, a secret's name
-    run = child("""
+@pytest.mark.parametrize("plain", [False, True], ids=["probed layers", "no namespaces"])
+def test_no_secret_of_the_parent_is_visible(monkeypatch: pytest.MonkeyPatch, plain: bool) -> None:
+    if plain:
+        if not LAYERS.active() & {"uid", "caps"}:
+            pytest.skip("without namespaces only another uid or dropped capabilities guard /proc")
+        monkeypatch.setattr(S, "probe", lambda: S.Layers(uid=LAYERS.uid, drop_caps=LAYERS.drop_caps))
+    secrets_env = {"DATABASE_URL": "postgres://admin:s3cret-db@host/db",  # no old marker
+                   "OPENAI_API_KEY": "sk-s3cret-key", "CUDA_AUTH_TOKEN": "s3cret-cuda"}  # allowed prefix
+    for k, v in secrets_env.items():
+        monkeypatch.setenv(k, v)
+    # /proc/PID/environ shows a process's environment at its start: this one holds the secrets
+    # from its start, as the evaluator's own process would.
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=dict(os.environ))
+    try:
+        run = child("""
 import os
 seen = [k for k, v in os.environ.items() if 's3cret' in v]
-for pid in os.listdir('/proc'):  # every process's environment, the parent's included
+for pid in os.listdir('/proc'):  # every process's environment, the evaluator's included
     try:
         if b's3cret' in open(f'/proc/{pid}/environ', 'rb').read():
             seen.append(pid)
@@ -83,6 +93,9 @@ for pid in os.listdir('/proc'):  # every process's environment, the parent's inc
         pass
 print('SEEN', seen, 'HOME', os.environ['HOME'] == os.getcwd())
 """)
+    finally:
+        holder.kill()
+        holder.wait()
     assert "SEEN [] HOME True" in run.log_tail, run.log_tail
     assert "s3cret" not in run.log_tail
 
