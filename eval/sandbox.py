@@ -180,11 +180,15 @@ def probe() -> Layers:
                 missing[name] = f"unshare {' '.join(flags)}: {why}"
             else:
                 namespaces.add(name)
-    if "mount" in namespaces:
-        prefix = Layers(namespaces=frozenset({"mount"})).unshare_prefix()
-        if why := _probe_init(prefix, None, False, True, "pass"):
-            namespaces.discard("mount")
-            missing["mount"] = f"read-only mounts failed: {why}"
+    # The combination a child gets, tried as a whole (a fresh /proc can be refused where /proc
+    # has masked entries; a read-only remount where a mount is locked): drop layers until it runs.
+    for layer in ("pid", "mount", "net"):
+        prefix = Layers(namespaces=frozenset(namespaces)).unshare_prefix()
+        if not namespaces or not (why := _probe_init(prefix, None, False, "mount" in namespaces, "pass")):
+            break
+        if layer in namespaces:
+            namespaces.discard(layer)
+            missing[layer] = f"the supervisor failed under {' '.join(prefix[1:])}: {why}"
     uid, caps = None, False
     if os.geteuid() != 0:
         missing["uid"] = missing["caps"] = "not root: the child runs as the current user already"

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,11 +47,30 @@ def child(code: str, timeout_s: float = 20.0, device: str = "cpu") -> ChildRun:
     return run_child("sandbox_child", {"code": code}, device, timeout_s)
 
 
-def shared_dir() -> Path:
-    """A folder the sandbox leaves visible and writable (/dev/shm, for CUDA), so that only the
-    layer under test (the hidden paths) protects what the test puts there."""
-    base = "/dev/shm" if os.path.isdir("/dev/shm") else None
-    return Path(tempfile.mkdtemp(prefix="kernelskill-test-", dir=base))
+@pytest.fixture
+def shared_dir() -> Iterator[Callable[[], Path]]:
+    """Makes folders the sandbox leaves visible and writable (/dev/shm, for CUDA), so that only
+    the layer under test (the hidden paths) protects what the test puts there."""
+    made: list[Path] = []
+
+    def make() -> Path:
+        made.append(Path(tempfile.mkdtemp(prefix="kernelskill-test-",
+                                          dir="/dev/shm" if os.path.isdir("/dev/shm") else None)))
+        return made[-1]
+
+    yield make
+    for d in made:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def child_cleaning(planted: Path, code: str) -> ChildRun:
+    """child(code), removing `planted` afterwards should the sandbox have let it be written."""
+    try:
+        return child(code)
+    finally:
+        existed = planted.exists()
+        planted.unlink(missing_ok=True)
+        assert not existed, f"the child wrote {planted}"
 
 
 def alive_with(token: str) -> list[int]:
@@ -116,7 +137,7 @@ def test_environment_is_an_allowlist_with_home_and_caches_in_scratch(monkeypatch
 # ---- files ------------------------------------------------------------------------------
 @needs("mount")
 def test_credentials_and_the_kernelskill_cache_are_neither_readable_nor_writable(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, shared_dir: Callable[[], Path]) -> None:
     home, xdg = shared_dir(), shared_dir()
     files = {home / ".netrc": "machine api password hunter2-netrc\n",
              home / ".ssh" / "id_ed25519": "hunter2-ssh\n",
@@ -158,7 +179,7 @@ def test_project_tree_and_tmp_are_out_of_reach(tmp_path: Path) -> None:
     project = Path(S.__file__).resolve().parent / f"planted-{token}.py"
     outside = tmp_path / "outside.txt"  # /tmp of the parent: the child's /tmp is its own
     outside.write_text("parent's file\n")
-    run = child(f"""
+    run = child_cleaning(project, f"""
 import os
 for p in ({str(project)!r}, {str(outside)!r}):
     try:
@@ -292,7 +313,8 @@ print('OK', sorted(REQUEST), (SCRATCH / 'out.txt').read_text(), in_scratch, floa
     assert "OK ['code'] written True 83.0" in run.log_tail, run.log_tail
 
 
-def test_the_child_never_writes_the_users_gpu_ceilings(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_child_never_writes_the_users_gpu_ceilings(monkeypatch: pytest.MonkeyPatch,
+                                                       shared_dir: Callable[[], Path]) -> None:
     xdg = shared_dir()
     monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
     run = child("""
