@@ -1,9 +1,10 @@
 """The evaluator's one call: evaluate(problem, candidate, options) -> EvalResult.
 
 Cheap checks run here (the problem's shape, the candidate's syntax and static checks); the
-candidate itself only ever runs in a child process: its own session (so a hang is killed with
-its whole process group), an environment without secrets, its working directory a scratch
-folder, and the problem's folder not importable. A crash, an illegal memory access or a hang
+candidate itself only ever runs in a child process inside the OS sandbox (eval/sandbox.py: an
+allowlisted environment, no network, a read-only file system but its scratch folder, rlimits,
+every descendant killed at the end), and the problem's folder not importable. A crash, an
+illegal memory access or a hang
 is an outcome, never a dead run. The worker signs its result with a per-run key it receives on
 stdin, so a candidate that writes a result file of its own is not believed.
 """
@@ -11,7 +12,6 @@ stdin, so a candidate that writes a result file of its own is not believed.
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import os
 import secrets
@@ -23,26 +23,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import ceilings, sandbox
 from . import precision as P
 from .problem import ProblemError, check_problem_source
 from .signing import verify
 from .static_checks import problem_is_fp32, run_static_checks
 from .types import EvalOptions, EvalResult
 
-# Environment variables a candidate must never see: API keys, tokens, passwords, cloud creds.
-_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
-
-
-def child_env(device: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in _SECRET_MARKERS)}
-    if device == "cpu":
-        env["TRITON_INTERPRET"] = "1"
-        env["CUDA_VISIBLE_DEVICES"] = ""
-    else:
-        env.pop("TRITON_INTERPRET", None)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.pop("PYTHONSTARTUP", None)
-    return env
+RESULT_CAP = 16 << 20  # bytes of a result file read back; a real one is a few kB
 
 
 def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | None = None, *,
@@ -113,10 +101,11 @@ class ChildRun:
 
 
 def run_child(module: str, request: dict, device: str, timeout_s: float) -> ChildRun:
-    """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, sandboxed as above.
+    """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, in the sandbox
+    (eval/sandbox.py: allowlisted environment, namespaces, rlimits, another uid where possible).
 
     The child reads a per-run signing key from stdin and must sign its result with it; on expiry
-    of `timeout_s`, and in any case once it exits, its whole process group is killed.
+    of `timeout_s`, and in any case once it exits, it and everything it started are killed.
     """
     key = secrets.token_bytes(32)
     with tempfile.TemporaryDirectory(prefix="kernelskill-eval-") as tmp:
@@ -124,30 +113,32 @@ def run_child(module: str, request: dict, device: str, timeout_s: float) -> Chil
         req, res, progress, log = d / "request.json", d / "result.json", d / "progress", d / "worker.log"
         req.write_text(json.dumps(request))
         progress.write_text("load")
+        gpu_ceilings = device == "cuda" and module != ceilings.MODULE
+        table = ceilings.prepare(d, run_child) if gpu_ceilings else {}
         # -P: the working directory is not put on sys.path; cwd is the scratch folder anyway.
         cmd = [sys.executable, "-P", "-m", module, str(req), str(res), str(progress)]
         started = time.time()
         timed_out = False
         with open(log, "wb") as logf:
-            proc = subprocess.Popen(cmd, cwd=d, env=child_env(device), stdin=subprocess.PIPE,
-                                    stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            run = sandbox.sandboxed_popen(cmd, d, device, timeout_s=timeout_s, stdin=subprocess.PIPE,
+                                          stdout=logf, stderr=subprocess.STDOUT)
             try:
-                proc.communicate(key.hex().encode() + b"\n", timeout=timeout_s)
+                run.proc.communicate(key.hex().encode() + b"\n", timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
             finally:
-                _kill_group(proc)  # nothing the candidate started may outlive the evaluation
+                sandbox.kill_all(run)  # nothing the candidate started may outlive the evaluation
+        if gpu_ceilings:
+            ceilings.after(d, table, run_child)
         return ChildRun(payload=None if timed_out else _verified(res, key),
-                        stage=progress.read_text().strip() or "load", log_tail=_tail(log),
-                        timed_out=timed_out, returncode=proc.returncode,
+                        stage=sandbox.read_capped(progress, 64).strip() or "load", log_tail=_tail(log),
+                        timed_out=timed_out, returncode=run.returncode(),
                         elapsed_s=round(time.time() - started, 3))
 
 
 def _verified(res: Path, key: bytes) -> dict | None:
-    if not res.exists():
-        return None
     try:
-        wrapped = json.loads(res.read_text())
+        wrapped = json.loads(sandbox.read_capped(res, RESULT_CAP))
         body, mac = wrapped["result"], wrapped["mac"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -156,15 +147,11 @@ def _verified(res: Path, key: bytes) -> dict | None:
     return json.loads(body)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
 def _tail(log: Path, n: int = 3000) -> str:
+    """The log's last `n` bytes, read without loading it (the child may have written 256 MiB)."""
     try:
-        data = log.read_bytes()
+        with open(log, "rb", opener=sandbox.no_block) as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - n))
+            return f.read(n).decode(errors="replace")
     except OSError:
         return ""
-    return data[-n:].decode(errors="replace")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .compare import flatten
+from .signing import sign
 
 # Rationale: a candidate may beat the FLOP floor legitimately (an algebraic rewrite skips the
 # reference's FLOPs), and may read less than all of its inputs (triangular operands), but it
@@ -91,7 +93,9 @@ def measure_ceilings() -> Ceilings:
 
 
 def load_ceilings(path: Path | None = None) -> Ceilings:
-    """Cached ceilings for this GPU model, measured on first use."""
+    """Cached ceilings for this GPU model, measured on first use. In a sandboxed child the cache
+    is the copy eval/ceilings.py put in its scratch folder: a write lands there, never in the
+    user's cache."""
     path = path or cache_dir() / "ceilings.json"
     gpu = torch.cuda.get_device_name()
     table: dict[str, Any] = {}
@@ -109,6 +113,21 @@ def load_ceilings(path: Path | None = None) -> Ceilings:
     tmp.write_text(json.dumps(table, indent=1))
     tmp.replace(path)
     return c
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The trusted measuring child (eval/ceilings.py): no candidate code runs in this process.
+    Signs {"gpu", "entry"}: this GPU's ceilings, or None when the given table has them."""
+    key = bytes.fromhex(sys.stdin.readline().strip())
+    req_path, res_path, progress = (Path(a) for a in (argv or sys.argv[1:]))
+    table = json.loads(req_path.read_text()).get("table") or {}
+    progress.write_text("ceilings")
+    gpu = torch.cuda.get_device_name()
+    have = table.get(gpu) or {}
+    entry = None if have.get("tf32_tflops") and have.get("fp16_tflops") else asdict(measure_ceilings())
+    body = json.dumps({"gpu": gpu, "entry": entry})
+    res_path.write_text(json.dumps({"result": body, "mac": sign(key, body)}))
+    return 0
 
 
 def tensor_bytes(obj: Any) -> int:
@@ -131,3 +150,7 @@ def floor_ms(flops: float, nbytes: float, c: Ceilings, allow_tf32: bool = False)
 
 def bytes_floor_ms(nbytes: float, c: Ceilings) -> float:
     return nbytes / (c.bandwidth_gbs * 1e6)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -51,8 +51,10 @@ def resolve_device(device: str | None, size: str | None) -> tuple[str, str]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("problem", help="problem file (class Model, get_inputs, get_init_inputs)")
-    p.add_argument("candidate", help="candidate file defining class ModelNew")
+    p.add_argument("problem", nargs="?", help="problem file (class Model, get_inputs, get_init_inputs)")
+    p.add_argument("candidate", nargs="?", help="candidate file defining class ModelNew")
+    p.add_argument("--sandbox-report", action="store_true",
+                   help="print which sandbox layers this machine allows, one line each, and exit")
     add_device_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--trials", type=int, default=5, help="correctness trials with fresh inputs (default 5)")
@@ -66,6 +68,13 @@ def run(args: argparse.Namespace) -> int:
     from ..eval.problem import CandidateError, ProblemError, read_source
     from .cli import UsageError
 
+    if args.sandbox_report:
+        from ..eval.sandbox import report
+
+        print("\n".join(report()))
+        return 0
+    if not (args.problem and args.candidate):
+        raise UsageError("needs a PROBLEM and a CANDIDATE file (or --sandbox-report)")
     if args.trials < 1:
         raise UsageError("--trials must be at least 1")
     try:

@@ -1,0 +1,363 @@
+"""The OS sandbox around every child that runs candidate code: one call to start it, one to end it.
+
+    run = sandboxed_popen(cmd, scratch, device, timeout_s=T, stdin=PIPE, stdout=log, stderr=STDOUT)
+    ... run.proc.communicate(...) ...
+    kill_all(run)            # always, in a finally: nothing the child started outlives this
+    run.returncode()         # the child's own exit code (-N: killed by signal N)
+
+Layers, each probed once per process (`probe()`), each degrading with one warning line when the
+host lacks it (`report()` / `kernelskill eval --sandbox-report` lists them):
+- env: an allowlisted environment (no secret of the evaluator), HOME, TMPDIR and the caches in
+  the scratch folder, a per-run token that marks every process of the run.
+- net / pid / mount: Linux namespaces through util-linux `unshare`: no network (a down
+  loopback only); a PID namespace whose end kills every descendant; every mount read-only,
+  credential and cache paths hidden, a private /tmp, only the scratch folder writable.
+- uid: as root, the child runs as `nobody` when the interpreter, torch, triton and kernelskill
+  are readable by it; else `caps`: uid 0 with every capability dropped.
+- rlimits: no core files, bounded open files, file size (so the log too), CPU time and, on
+  device 'cpu' only, address space (CUDA reserves huge virtual ranges); processes when the uid
+  is dropped (the limit counts every process of the uid).
+The supervisor (sandbox_init.py) reaps and kills what the child leaves; the parent's wall clock
+kills the supervisor's namespace, session and every process carrying the run's token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import json
+import os
+import resource
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+INIT = str(Path(__file__).with_name("sandbox_init.py"))
+TOKEN_VAR = "KERNELSKILL_SANDBOX_RUN"
+NOBODY = 65534
+# Rationale: the largest file a legitimate child writes is a Kineto trace of one forward (a few
+# MB) or a compiled kernel cache entry; 256 MiB bounds the log and every file at 100x that.
+FSIZE_BYTES = 256 << 20
+NOFILE = 4096
+NPROC = 4096  # threads count too: torch starts one per core, and Triton's compiler a few
+_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+_ENV_NAMES = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
+              "CONDA_PREFIX", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCH_CUDA_ARCH_LIST"}
+_ENV_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TRITON_")
+# Paths under the user's home that hold credentials or our own state; hidden inside the mount
+# namespace (the rest of the file system is read-only there).
+_HIDDEN_HOME = (".netrc", ".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".git-credentials",
+                ".pypirc", ".npmrc", ".azure", ".cache/kernelskill", ".bash_history", ".python_history")
+
+# Host secrets that root may read by file mode alone: password hashes, SSH host keys.
+_HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers.d")
+
+
+def child_env(device: str, scratch: Path, token: str = "") -> dict[str, str]:
+    """The child's whole environment: an allowlist of what Python, torch, Triton and CUDA need;
+    home, temp and caches inside the scratch folder."""
+    env = {k: v for k, v in os.environ.items()
+           if (k in _ENV_NAMES or k.startswith(_ENV_PREFIXES))
+           and not any(m in k.upper() for m in _SECRET_MARKERS)}
+    s = str(scratch)
+    env.update(HOME=s, TMPDIR=s, XDG_CACHE_HOME=f"{s}/.cache", TRITON_CACHE_DIR=f"{s}/.triton",
+               TORCHINDUCTOR_CACHE_DIR=f"{s}/.inductor", PYTHONUNBUFFERED="1")
+    env.setdefault("PATH", os.defpath)
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    if token:
+        env[TOKEN_VAR] = token
+    return env
+
+
+def hidden_paths() -> list[str]:
+    """What the child must not read or write: credentials, the user's kernelskill state."""
+    home = Path.home()
+    paths = [home / p for p in _HIDDEN_HOME]
+    if xdg := os.environ.get("XDG_CACHE_HOME"):
+        paths.append(Path(xdg) / "kernelskill")
+    if netrc := os.environ.get("NETRC"):
+        paths.append(Path(netrc))
+    paths += [Path(p) for p in _HIDDEN_SYSTEM]
+    return list(dict.fromkeys(str(p) for p in paths))
+
+
+@dataclass(frozen=True)
+class Layers:
+    """What this host gives the sandbox: namespaces, uid, capability drop; and why not."""
+
+    namespaces: frozenset[str] = frozenset()
+    uid: int | None = None
+    drop_caps: bool = False
+    missing: dict[str, str] = field(default_factory=dict)
+
+    def active(self) -> set[str]:
+        """The optional layers in force (env and rlimits always are)."""
+        return set(self.namespaces) | ({"uid"} if self.uid is not None else set()) | \
+            ({"caps"} if self.drop_caps else set())
+
+    def unshare_prefix(self) -> list[str]:
+        if not self.namespaces:
+            return []
+        flags = ["--fork", "--kill-child"]  # the namespace's PID 1 dies with `unshare`
+        flags += ["--net"] if "net" in self.namespaces else []
+        flags += ["--mount"] if "mount" in self.namespaces else []
+        if "pid" in self.namespaces:
+            flags += ["--pid", "--mount-proc"] if "mount" in self.namespaces else ["--pid"]
+        return [shutil.which("unshare") or "unshare", *flags]
+
+
+def _runs(cmd: list[str], **kw: object) -> str:
+    """'' when `cmd` exits 0 within 10 s, else the reason (its last stderr line)."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, timeout=10, stdin=subprocess.DEVNULL, **kw)
+    except (OSError, subprocess.SubprocessError) as e:
+        return str(e)
+    if p.returncode == 0:
+        return ""
+    lines = (p.stderr or p.stdout or b"").decode(errors="replace").strip().splitlines()
+    return lines[-1][:200] if lines else f"exit code {p.returncode}"
+
+
+def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bool) -> str:
+    return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(), "uid": layers.uid,
+                       "gid": layers.uid, "drop_caps": layers.drop_caps, "rlimits": rlimits,
+                       "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd})
+
+
+def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, code: str) -> str:
+    """Run the supervisor once with one layer on, on a trivial child: '' when it works."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kernelskill-probe-") as tmp:
+        if uid is not None:
+            os.chown(tmp, uid, uid)
+        r, w = os.pipe()
+        try:
+            spec = _spec(Layers(uid=uid, drop_caps=caps), tmp, w, {}, mount)
+            return _runs([*prefix, sys.executable, "-I", "-S", INIT, spec, "--", sys.executable, "-I",
+                          "-S", "-c", code], cwd=tmp, pass_fds=(w,))
+        finally:
+            os.close(r)
+            os.close(w)
+
+
+def _import_paths() -> list[str]:
+    """Folders the child imports from: the interpreter's, torch's, triton's and kernelskill's."""
+    paths = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    for name in ("torch", "triton", "numpy", "kernelskill"):
+        spec = importlib.util.find_spec(name)
+        if spec and spec.submodule_search_locations:
+            paths.extend(spec.submodule_search_locations)
+    return list(dict.fromkeys(paths))
+
+
+@functools.cache
+def probe() -> Layers:
+    """Which layers this host allows; each tried for real once per process (~0.1 s)."""
+    missing: dict[str, str] = {}
+    namespaces: set[str] = set()
+    exe = shutil.which("unshare")
+    if exe is None:
+        missing.update(dict.fromkeys(("net", "pid", "mount"), "util-linux `unshare` not on PATH"))
+    elif "--kill-child" not in _runs_out([exe, "--help"]):
+        old = "`unshare` lacks --kill-child (util-linux < 2.32)"
+        missing.update(dict.fromkeys(("net", "pid", "mount"), old))
+    else:
+        tries = {"net": ["--net"], "pid": ["--pid", "--fork", "--kill-child"], "mount": ["--mount"]}
+        for name, flags in tries.items():
+            why = _runs([exe, *flags, "true"])
+            if why:
+                missing[name] = f"unshare {' '.join(flags)}: {why}"
+            else:
+                namespaces.add(name)
+    # The combination a child gets, tried as a whole (a fresh /proc can be refused where /proc
+    # has masked entries; a read-only remount where a mount is locked): drop layers until it runs.
+    for layer in ("pid", "mount", "net"):
+        prefix = Layers(namespaces=frozenset(namespaces)).unshare_prefix()
+        if not namespaces or not (why := _probe_init(prefix, None, False, "mount" in namespaces, "pass")):
+            break
+        if layer in namespaces:
+            namespaces.discard(layer)
+            missing[layer] = f"the supervisor failed under {' '.join(prefix[1:])}: {why}"
+    uid, caps = None, False
+    if os.geteuid() != 0:
+        missing["uid"] = missing["caps"] = "not root: the child runs as the current user already"
+    else:
+        check = f"import os; paths = {_import_paths()!r}; [os.listdir(p) for p in paths if os.path.isdir(p)]"
+        if why := _probe_init([], NOBODY, False, False, check):
+            missing["uid"] = f"uid {NOBODY} cannot use the interpreter or the packages: {why}"
+            if why := _probe_init([], None, True, False, "pass"):
+                missing["caps"] = f"capability drop failed: {why}"
+            else:
+                caps = True
+        else:
+            uid = NOBODY
+            missing["caps"] = f"not needed: uid {NOBODY} holds none"
+    return Layers(frozenset(namespaces), uid, caps, missing)
+
+
+def _runs_out(cmd: list[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, timeout=10, text=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def rlimits(device: str, timeout_s: float | None) -> dict[str, tuple[int, int]]:
+    """The child's resource limits. CPU seconds count every thread, hence x cores; it is a
+    backstop: the parent's wall clock ends the run first."""
+    cpu = int((timeout_s or 3600) * (os.cpu_count() or 1)) + 60
+    lim = {"RLIMIT_CORE": (0, 0), "RLIMIT_FSIZE": (FSIZE_BYTES, FSIZE_BYTES), "RLIMIT_CPU": (cpu, cpu + 5)}
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    n = min(NOFILE, hard) if hard != resource.RLIM_INFINITY else NOFILE
+    lim["RLIMIT_NOFILE"] = (n, n)
+    if device == "cpu":
+        # Rationale: a CPU evaluation peaks near 3 GiB of address space (torch, Triton's
+        # interpreter, threads' stacks); the machine's RAM bounds what a child may reserve.
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        lim["RLIMIT_AS"] = (max(ram, 8 << 30), max(ram, 8 << 30))
+    if probe().uid is not None:
+        lim["RLIMIT_NPROC"] = (NPROC, NPROC)
+    return {k: (int(s), int(h)) for k, (s, h) in lim.items()}
+
+
+_warned = False
+
+
+def _warn_once(layers: Layers) -> None:
+    global _warned
+    gaps = [k for k, why in layers.missing.items() if not why.startswith("not ")]
+    if gaps and not _warned:
+        _warned = True
+        print(f"kernelskill: sandbox layers missing on this host: {', '.join(gaps)} "
+              "(`kernelskill eval --sandbox-report` says why)", file=sys.stderr)
+
+
+@dataclass
+class SandboxRun:
+    """A started sandboxed child: its supervisor's process, its token, its status pipe."""
+
+    proc: subprocess.Popen
+    token: str
+    layers: Layers
+    status_r: int
+    status: str = ""
+
+    def returncode(self) -> int:
+        """The child's own exit code (negative: the signal that killed it), as Popen reports."""
+        if not self.status and self.status_r >= 0:
+            with contextlib.suppress(OSError):
+                self.status = os.read(self.status_r, 64).decode().strip()
+            os.close(self.status_r)
+            self.status_r = -1
+        if self.status.lstrip("-").isdigit() and int(self.status) >= 0:
+            return os.waitstatus_to_exitcode(int(self.status))
+        return self.proc.returncode if self.proc.returncode is not None else -signal.SIGKILL
+
+
+def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: float | None = None,
+                    extra_env: dict[str, str] | None = None, **popen_kwargs: object) -> SandboxRun:
+    """Start `cmd` in the sandbox, cwd `scratch` (the one folder it may write); `popen_kwargs`
+    are stdin/stdout/stderr and the like. The caller must end it with kill_all(run), whatever
+    happens, and may wait on run.proc meanwhile."""
+    layers = probe()
+    _warn_once(layers)
+    token = secrets.token_hex(16)
+    if layers.uid is not None:
+        for p in [scratch, *scratch.rglob("*")]:
+            os.chown(p, layers.uid, layers.uid)
+    env = child_env(device, scratch, token) | (extra_env or {})
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    spec = _spec(layers, str(scratch), w, rlimits(device, timeout_s), "mount" in layers.namespaces)
+    argv = [*layers.unshare_prefix(), sys.executable, "-I", "-S", INIT, spec, "--", *cmd]
+    try:
+        proc = subprocess.Popen(argv, cwd=scratch, env=env, start_new_session=True, pass_fds=(w,),
+                                **popen_kwargs)
+    except BaseException:
+        os.close(r)
+        raise
+    finally:
+        os.close(w)
+    return SandboxRun(proc, token, layers, r)
+
+
+def kill_all(run: SandboxRun) -> None:
+    """End the child and everything it started: the supervisor first (it kills its descendants
+    or, as a PID namespace's init, takes them with it), then the session, then any process still
+    carrying the run's token. Returns once the supervisor is reaped."""
+    p = run.proc
+    if p.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            # A namespace dies with `unshare`; a bare supervisor needs SIGTERM to kill its own.
+            p.send_signal(signal.SIGKILL if "pid" in run.layers.namespaces else signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=2)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(p.pid, signal.SIGKILL)
+    for _ in range(50):
+        if not _kill_marked(run.token):
+            break
+        time.sleep(0.01)
+    p.wait()
+    run.returncode()  # read the status before the pipe's buffer could be lost
+
+
+def _kill_marked(token: str) -> int:
+    """SIGKILL every live process whose environment carries the run's token; how many."""
+    mark, n = f"{TOKEN_VAR}={token}".encode(), 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if mark not in f.read():
+                    continue
+            os.kill(int(name), signal.SIGKILL)
+            n += 1
+        except OSError:
+            continue
+    return n
+
+
+def no_block(path: str, flags: int) -> int:
+    """An opener for files the child may have replaced: a FIFO does not block, a link fails."""
+    return os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW)
+
+
+def read_capped(path: Path, cap: int) -> str:
+    """At most `cap` bytes of a file in the child's scratch folder; '' when unreadable."""
+    try:
+        with open(path, "rb", opener=no_block) as f:
+            return f.read(cap).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def report() -> list[str]:
+    """One line per layer: active, or missing and why (for `kernelskill eval --sandbox-report`)."""
+    layers = probe()
+    active = {"env": "allowlisted environment, HOME/TMPDIR/caches in scratch, run token",
+              "net": "own network namespace (loopback down)",
+              "pid": "own PID namespace: every descendant dies with the child",
+              "mount": "read-only file system, hidden credentials and kernelskill cache, private /tmp",
+              "uid": f"runs as uid {layers.uid}", "caps": "uid 0 with every capability dropped",
+              "rlimits": "core 0, open files, file size 256 MiB, CPU time; address space on cpu only"}
+    if "pid" not in layers.namespaces:
+        active["env"] += " (descendants found by token; supervisor is a child subreaper)"
+    lines = []
+    for name, what in active.items():
+        why = layers.missing.get(name)
+        state = f"active: {what}" if not why else f"{'off' if why.startswith('not ') else 'missing'}: {why}"
+        lines.append(f"{name:8s} {state}")
+    return lines

@@ -1,0 +1,401 @@
+"""The OS sandbox around the evaluator's children (eval/sandbox.py), driven with small programs.
+
+Static checks would reject these programs before they run, so they go straight to the layer
+under test: run_child (the evaluator's real path) with tests/eval/sandbox_child.py, which execs
+the request's code. Every test checks the side effect (the file unchanged, the connection never
+accepted, the process gone), and is skipped with the reason where this host lacks the layer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from kernelskill.eval import sandbox as S
+from kernelskill.eval.api import ChildRun, run_child
+
+HERE = Path(__file__).resolve().parent
+LAYERS = S.probe()
+
+
+def needs(*layers: str) -> pytest.MarkDecorator:
+    gone = [f"{n}: {LAYERS.missing.get(n, 'missing')}" for n in layers if n not in LAYERS.active()]
+    return pytest.mark.skipif(bool(gone), reason="sandbox layer missing on this host: " + "; ".join(gone))
+
+
+NO_OWN_POWERS = pytest.mark.skipif(not LAYERS.active() & {"uid", "caps"} and
+                                   not {"pid", "mount"} <= LAYERS.namespaces,
+                                   reason="neither another uid, a capability drop nor a private /proc here")
+
+
+@pytest.fixture(autouse=True)
+def _child_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+
+
+def child(code: str, timeout_s: float = 20.0, device: str = "cpu") -> ChildRun:
+    return run_child("sandbox_child", {"code": code}, device, timeout_s)
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Callable[[], Path]]:
+    """Makes folders the sandbox leaves visible and writable (/dev/shm, for CUDA), so that only
+    the layer under test (the hidden paths) protects what the test puts there."""
+    made: list[Path] = []
+
+    def make() -> Path:
+        made.append(Path(tempfile.mkdtemp(prefix="kernelskill-test-",
+                                          dir="/dev/shm" if os.path.isdir("/dev/shm") else None)))
+        return made[-1]
+
+    yield make
+    for d in made:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def child_cleaning(planted: Path, code: str) -> ChildRun:
+    """child(code), removing `planted` afterwards should the sandbox have let it be written."""
+    try:
+        return child(code)
+    finally:
+        existed = planted.exists()
+        planted.unlink(missing_ok=True)
+        assert not existed, f"the child wrote {planted}"
+
+
+def alive_with(token: str) -> list[int]:
+    """Live (not zombie) processes whose command line carries `token`."""
+    pids = []
+    for name in os.listdir("/proc"):
+        try:
+            cmd = Path(f"/proc/{name}/cmdline").read_bytes()
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in cmd and state != "Z":
+            pids.append(int(name))
+    return pids
+
+
+# ---- environment ------------------------------------------------------------------------
+@NO_OWN_POWERS
+@pytest.mark.parametrize("plain", [False, True], ids=["probed layers", "no namespaces"])
+def test_no_secret_of_the_parent_is_visible(monkeypatch: pytest.MonkeyPatch, plain: bool) -> None:
+    if plain:
+        if not LAYERS.active() & {"uid", "caps"}:
+            pytest.skip("without namespaces only another uid or dropped capabilities guard /proc")
+        monkeypatch.setattr(S, "probe", lambda: S.Layers(uid=LAYERS.uid, drop_caps=LAYERS.drop_caps))
+    secrets_env = {"DATABASE_URL": "postgres://admin:s3cret-db@host/db",  # no old marker
+                   "OPENAI_API_KEY": "sk-s3cret-key", "CUDA_AUTH_TOKEN": "s3cret-cuda"}  # allowed prefix
+    for k, v in secrets_env.items():
+        monkeypatch.setenv(k, v)
+    # /proc/PID/environ shows a process's environment at its start: this one holds the secrets
+    # from its start, as the evaluator's own process would.
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=dict(os.environ))
+    try:
+        run = child("""
+import os
+seen = [k for k, v in os.environ.items() if 's3cret' in v]
+for pid in os.listdir('/proc'):  # every process's environment, the evaluator's included
+    try:
+        if b's3cret' in open(f'/proc/{pid}/environ', 'rb').read():
+            seen.append(pid)
+    except OSError:
+        pass
+print('SEEN', seen, 'HOME', os.environ['HOME'] == os.getcwd())
+""")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "SEEN [] HOME True" in run.log_tail, run.log_tail
+    assert "s3cret" not in run.log_tail
+
+
+def test_environment_is_an_allowlist_with_home_and_caches_in_scratch(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
+    monkeypatch.setenv("SOME_TOOL_SETTING", "x")
+    env = S.child_env("cpu", tmp_path, "tok")
+    assert "SOME_TOOL_SETTING" not in env and env[S.TOKEN_VAR] == "tok"
+    assert env["PYTHONPATH"] == os.environ["PYTHONPATH"]
+    assert env["TRITON_INTERPRET"] == "1" and env["CUDA_VISIBLE_DEVICES"] == ""
+    for name in ("HOME", "TMPDIR", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
+        assert env[name].startswith(str(tmp_path)), name
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert "TRITON_INTERPRET" not in S.child_env("cuda", tmp_path)
+
+
+# ---- files ------------------------------------------------------------------------------
+@needs("mount")
+def test_credentials_and_the_kernelskill_cache_are_neither_readable_nor_writable(
+        monkeypatch: pytest.MonkeyPatch, shared_dir: Callable[[], Path]) -> None:
+    home, xdg = shared_dir(), shared_dir()
+    files = {home / ".netrc": "machine api password hunter2-netrc\n",
+             home / ".ssh" / "id_ed25519": "hunter2-ssh\n",
+             home / ".cache" / "kernelskill" / "skill_stats.json": '{"hunter2": 1}\n',
+             xdg / "kernelskill" / "ceilings.json": '{"hunter2-gpu": {}}\n'}
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    paths = [str(p) for p in files]
+    run = child(f"""
+for p in {paths!r}:
+    try:
+        print('READ', open(p).read())
+    except OSError as e:
+        print('no read', type(e).__name__)
+    try:
+        open(p, 'a').write('tampered')
+    except OSError as e:
+        print('no write', type(e).__name__)
+for d in {[str(home / ".cache" / "kernelskill"), str(xdg / "kernelskill")]!r}:
+    try:
+        open(d + '/planted.json', 'w').write('{{}}')
+    except OSError as e:
+        print('no plant', type(e).__name__)
+""")
+    assert "hunter2" not in run.log_tail, run.log_tail
+    assert run.log_tail.count("no plant") == 2, run.log_tail  # (a hidden file reads empty: /dev/null)
+    for path, text in files.items():
+        assert path.read_text() == text, path
+    assert not (home / ".cache" / "kernelskill" / "planted.json").exists()
+    assert not (xdg / "kernelskill" / "planted.json").exists()
+
+
+@needs("mount")
+def test_project_tree_and_tmp_are_out_of_reach(tmp_path: Path) -> None:
+    token = secrets.token_hex(8)
+    project = Path(S.__file__).resolve().parent / f"planted-{token}.py"
+    outside = tmp_path / "outside.txt"  # /tmp of the parent: the child's /tmp is its own
+    outside.write_text("parent's file\n")
+    run = child_cleaning(project, f"""
+import os
+for p in ({str(project)!r}, {str(outside)!r}):
+    try:
+        open(p, 'a').write('x')
+        print('WROTE', p)
+    except OSError as e:
+        print('refused', type(e).__name__)
+print('SEES_OUTSIDE', os.path.exists({str(outside)!r}))
+""")
+    assert "WROTE" not in run.log_tail and "SEES_OUTSIDE False" in run.log_tail, run.log_tail
+    assert not project.exists() and outside.read_text() == "parent's file\n"
+
+
+# ---- network ----------------------------------------------------------------------------
+@needs("net")
+def test_no_connection_reaches_a_listener_on_loopback() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        run = child(f"""
+import socket
+try:
+    socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(b'leak')
+    print('CONNECTED')
+except OSError as e:
+    print('refused', e)
+""")
+        listener.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    assert "CONNECTED" not in run.log_tail and "refused" in run.log_tail, run.log_tail
+
+
+# ---- processes --------------------------------------------------------------------------
+ESCAPES = """
+import os, subprocess, sys, time
+tok = REQUEST['token']
+sleeper = [sys.executable, '-c', 'import time; time.sleep(120)']
+subprocess.Popen(sleeper + [tok + '-session'], start_new_session=True)
+os.system(f"{sys.executable} -c 'import time; time.sleep(120)' {tok}-shell &")
+if os.fork() == 0:  # double fork, new session, environment wiped: the token cannot mark it
+    os.setsid()
+    if os.fork() == 0:
+        os.execve(sys.executable, sleeper + [tok + '-double'], {})
+    os._exit(0)
+time.sleep(0.5)
+print('SPAWNED', flush=True)
+"""
+
+
+def _escapes_die(stall: bool) -> None:
+    token = secrets.token_hex(8)
+    code = ESCAPES + ("time.sleep(60)\n" if stall else "")
+    run = run_child("sandbox_child", {"code": code, "token": token}, "cpu", 3.0 if stall else 20.0)
+    assert "SPAWNED" in run.log_tail, run.log_tail
+    assert run.timed_out == stall
+    assert alive_with(token) == []
+
+
+@pytest.mark.parametrize("stall", [False, True], ids=["child exits", "child times out"])
+def test_no_process_outlives_the_evaluation(stall: bool) -> None:
+    _escapes_die(stall)
+
+
+@pytest.mark.parametrize("stall", [False, True], ids=["child exits", "child times out"])
+def test_without_namespaces_the_supervisor_still_kills_every_descendant(
+        monkeypatch: pytest.MonkeyPatch, stall: bool) -> None:
+    plain = S.Layers(uid=LAYERS.uid, drop_caps=LAYERS.drop_caps, missing={"pid": "test"})
+    monkeypatch.setattr(S, "probe", lambda: plain)
+    _escapes_die(stall)
+
+
+@pytest.mark.parametrize("code", [
+    "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)",
+    "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: time.sleep(1)",
+    "while True: pass",
+    "import sys\nwhile True: sys.stdout.write('flood ' * 10000)",
+], ids=["sigstop", "ignores sigterm", "busy loop", "output flood"])
+def test_a_child_that_will_not_end_is_a_clean_timeout_or_crash(code: str) -> None:
+    started = time.time()
+    run = child(code, timeout_s=2.0)
+    # A flood may also end early: at 256 MiB of log the write fails (RLIMIT_FSIZE).
+    assert run.payload is None and (run.timed_out or run.returncode != 0 and "flood" in code), run
+    assert time.time() - started < 6.0  # 2 s budget + teardown, never a hang
+    assert len(run.log_tail) <= 3000
+
+
+def test_files_and_the_log_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(S, "FSIZE_BYTES", 1 << 20)
+    run = child("""
+import resource, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the kernel kills us at the limit
+print('LIMITS', [resource.getrlimit(getattr(resource, r))[0] for r in ('RLIMIT_CORE', 'RLIMIT_FSIZE')])
+try:
+    with open('big', 'wb') as f:
+        for _ in range(4):
+            f.write(b'x' * (1 << 20))
+except OSError as e:
+    print('stopped', e.errno)
+import os
+print('SIZE', os.path.getsize('big'))
+""")
+    assert "LIMITS [0, 1048576]" in run.log_tail and "SIZE 1048576" in run.log_tail, run.log_tail
+
+
+def test_address_space_is_bounded_on_cpu_only() -> None:
+    cpu, cuda = S.rlimits("cpu", 10), S.rlimits("cuda", 10)
+    assert "RLIMIT_AS" in cpu and "RLIMIT_AS" not in cuda  # CUDA reserves huge virtual ranges
+    assert cpu["RLIMIT_CPU"][0] > 10 and cpu["RLIMIT_NOFILE"][0] <= S.NOFILE
+
+
+@needs("caps")
+def test_root_child_holds_no_capability() -> None:
+    run = child("print([l for l in open('/proc/self/status') if l.startswith(('CapEff', 'CapBnd'))])")
+    assert "CapEff:\\t0000000000000000" in run.log_tail and "CapBnd:\\t0000000000000000" in run.log_tail, \
+        run.log_tail
+
+
+# ---- what must keep working --------------------------------------------------------------
+def test_a_legitimate_child_works() -> None:
+    run = child("""
+import tempfile, torch
+(SCRATCH / 'out.txt').write_text('written')
+with tempfile.NamedTemporaryFile() as f:  # TMPDIR: the scratch folder
+    in_scratch = f.name.startswith(str(SCRATCH))
+x = torch.arange(6.0).reshape(2, 3)
+print('OK', sorted(REQUEST), (SCRATCH / 'out.txt').read_text(), in_scratch, float((x @ x.T).sum()))
+""")
+    assert run.returncode == 0 and not run.timed_out, run.log_tail
+    assert "OK ['code'] written True 83.0" in run.log_tail, run.log_tail
+
+
+def test_the_child_never_writes_the_users_gpu_ceilings(monkeypatch: pytest.MonkeyPatch,
+                                                       shared_dir: Callable[[], Path]) -> None:
+    xdg = shared_dir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    run = child("""
+import torch
+from kernelskill.eval import roofline
+torch.cuda.get_device_name = lambda *a: 'FakeGPU'  # as if measured on a GPU, on this CPU
+roofline.measure_ceilings = lambda: roofline.Ceilings('FakeGPU', 1.0, 1.0, 0.0, 1.0, 1.0)
+print('CACHE', roofline.cache_dir(), roofline.load_ceilings().gpu)
+""")
+    assert "CACHE /" in run.log_tail and "kernelskill-eval-" in run.log_tail, run.log_tail
+    assert str(xdg) not in run.log_tail
+    assert not (xdg / "kernelskill" / "ceilings.json").exists()
+
+
+def test_sandbox_adds_well_under_a_second_per_child(tmp_path: Path) -> None:
+    def best(fn) -> float:
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    bare = best(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
+    boxed = best(lambda: child("pass"))
+    assert boxed - bare < 0.5, (bare, boxed)
+
+
+def test_report_has_one_line_per_layer() -> None:
+    lines = S.report()
+    assert [ln.split()[0] for ln in lines] == ["env", "net", "pid", "mount", "uid", "caps", "rlimits"]
+    assert all(ln.split()[1] in ("active:", "missing:", "off:") for ln in lines)
+    assert json.dumps(lines)  # plain text, printable as is
+
+
+def test_ceilings_are_measured_by_a_trusted_child_and_written_by_the_parent(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from kernelskill.eval import ceilings
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user"))
+    monkeypatch.setattr(ceilings, "_measured", False)
+    entry = {"gpu": "FakeGPU", "bandwidth_gbs": 1.0, "fp32_tflops": 1.0, "measured_at": 0.0}
+    calls = []
+
+    def fake_run(module: str, request: dict, device: str, timeout_s: float) -> ChildRun:
+        calls.append((module, request))
+        return ChildRun({"gpu": "FakeGPU", "entry": entry}, "done", "", False, 0, 0.1)
+
+    scratch = tmp_path / "scratch"
+    table = ceilings.prepare(scratch, fake_run)
+    assert calls == [(ceilings.MODULE, {"table": {}})]  # nothing cached yet: measured, trusted
+    assert table == {"FakeGPU": entry} == ceilings.read_table(ceilings.user_path())
+    assert ceilings.read_table(ceilings.scratch_path(scratch)) == table  # the child's copy
+    ceilings.scratch_path(scratch).write_text('{"FakeGPU": {}, "PlantedGPU": {}}')
+    ceilings.after(scratch, table, fake_run)  # a gained name is a hint, never copied back
+    assert ceilings.read_table(ceilings.user_path()) == {"FakeGPU": entry}
+    assert len(calls) == 1  # at most one trusted measurement per process
+
+
+def _block_devices() -> int:
+    import stat
+
+    return sum(stat.S_ISBLK(os.lstat(os.path.join(r, f)).st_mode)
+               for r, _, fs in os.walk("/dev") if not r.startswith("/dev/shm") for f in fs)
+
+
+@needs("mount")
+def test_raw_disks_and_kernel_knobs_are_out_of_reach() -> None:
+    if not _block_devices():
+        pytest.skip("this host shows no block device under /dev")
+    run = child("""
+import os, stat
+disks = sum(stat.S_ISBLK(os.lstat(os.path.join(r, f)).st_mode)
+            for r, _, fs in os.walk('/dev') if not r.startswith('/dev/shm') for f in fs)
+knobs = []
+for p in ('/proc/sys/kernel/core_pattern', '/sys/kernel/mm/transparent_hugepage/enabled'):
+    try:
+        os.close(os.open(p, os.O_WRONLY))  # opened, nothing written
+        knobs.append(p)
+    except OSError:
+        pass
+print('DISKS', disks, 'WRITABLE', knobs)
+""")
+    assert "DISKS 0 WRITABLE []" in run.log_tail, run.log_tail
