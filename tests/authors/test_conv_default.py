@@ -229,11 +229,14 @@ def test_default_policy_transposed_variants(case: dict) -> None:
 
 # ---- the suite's convolution problems -------------------------------------------------------
 
+# level3/04 (small CNN) and 05 (MobileNet block) keep full channel counts at their small size and
+# took 480 s and 100 s under the interpreter (both correct when run once by hand, 2026-12-01): left
+# out, so the test stays a few minutes.
 SUITE = [f"level1/{n}" for n in sorted(p.name for p in (PROBLEMS / "level1").glob("*.py"))
          if 43 <= int(n[:2]) <= 51] + \
         [f"level2/{p.name}" for p in sorted((PROBLEMS / "level2").glob("*conv*.py"))] + \
         [f"level3/{p.name}" for p in sorted((PROBLEMS / "level3").glob("*.py"))
-         if p.name[:2] in ("02", "03", "04", "05", "09", "10", "11", "12")]
+         if p.name[:2] in ("02", "03", "09", "10", "11", "12")]
 
 
 @pytest.mark.parametrize("name", SUITE)
