@@ -23,7 +23,7 @@ from kernelskill.state.records import Candidate, Plan
 
 FAMILY = ("fused-pooling-window", "global-pool-as-row-reduction", "vendor-conv-fused-tail",
           "depthwise-conv-direct", "conv-implicit-gemm", "conv3d-implicit-gemm", "pointwise-conv-as-gemm",
-          "conv-transpose-gather")
+          "conv-transpose-gather", "channels-last-layout")
 PROBLEMS = Path(__file__).resolve().parents[2] / "problems"
 _AUTHOR: BuiltinAuthor | None = None
 SLOW = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,0 +1,292 @@
+"""Convolutions under the `default` precision policy (TF32 cuDNN convolutions on both sides): the
+first candidate is the vendor convolution in the layout channels-last-layout's rule picks, with
+its tail fused into one strided pass, replayed as a CUDA graph; under `strict` the choices stay
+vendor-conv-fused-tail's (NCHW, no replay). Runs under the interpreter on CPU, where
+channels-last tensors and F.conv*d on them work as on the GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+import pytest
+import torch
+from author_util import problem, templates_used
+from conv_pool_cases import (
+    COMPILE_SCRIPT,
+    HEAD,
+    PROBLEMS,
+    SLOW,
+    conv_case,
+    conv_source,
+    generate,
+    load_candidate,
+)
+from hypothesis import given
+from kernelskill.authors.base import AuthorTask
+from kernelskill.authors.builtin.author import BuiltinAuthor
+from kernelskill.authors.builtin.conv_pool_layout import CHANNELS_LAST_DIMS
+from kernelskill.eval.problem import load_problem
+from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.worker import Worker
+
+
+@pytest.fixture(autouse=True)
+def _cpu_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPU timings mean nothing under the interpreter: skip the timing stage (as test_conv_pool)."""
+    import kernelskill.eval.worker as worker
+    monkeypatch.setattr(worker.Worker, "_timing", lambda self: None)
+
+
+def evaluate(problem_source: str, candidate_source: str, precision: str, trials: int = 1):  # noqa: ANN201
+    """The evaluator's worker in this process under `precision` (CPU, small size, no baselines)."""
+    req = {"problem_source": problem_source, "candidate_source": candidate_source,
+           "problem_name": "<problem>", "candidate_name": "<candidate>",
+           "options": {"device": "cpu", "size": "small", "trials": trials, "baselines": False,
+                       "precision": precision}}
+    with tempfile.TemporaryDirectory() as d:
+        return Worker(req, Path(d) / "progress").run()
+
+
+def _cl(t: torch.Tensor, only: bool = True) -> bool:
+    """Channels-last; with `only`, and not also NCHW-contiguous (the two coincide when C or the
+    spatial size is 1, as for a 1x1 weight)."""
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.dim())
+    return fmt is not None and t.is_contiguous(memory_format=fmt) and not (only and t.is_contiguous())
+
+
+class _ConvSpy:
+    """Stands in for `F` in a candidate module: records, per vendor convolution call, whether its
+    input and weight arrived channels-last."""
+
+    def __init__(self, real: types.ModuleType):
+        self.real, self.calls = real, []
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        fn = getattr(self.real, name)
+        if not name.startswith("conv"):
+            return fn
+
+        def call(x, w, *args, **kwargs):  # noqa: ANN001, ANN202
+            self.calls.append((name, _cl(x), _cl(w, only=False)))
+            return fn(x, w, *args, **kwargs)
+        return call
+
+
+def run_spied(src: str, source: str, tmp: Path) -> tuple[list, dict[str, list[bool]], object]:
+    """Run the candidate once at the problem's small size: its convolution calls, whether each
+    layout launcher returned channels-last, and the forward's output."""
+    module = load_candidate(source, tmp / "cand.py")
+    spy = _ConvSpy(module.F)
+    module.F = spy
+    returned: dict[str, list[bool]] = {}
+    for name, fn in list(vars(module).items()):
+        if name.startswith("_vendor_conv_layout_") and callable(fn):
+            def wrapped(*args, _fn=fn, _name=name):  # noqa: ANN002, ANN202
+                out = _fn(*args)
+                returned.setdefault(_name, []).append(_cl(out))
+                return out
+            setattr(module, name, wrapped)
+    prob = load_problem(src, "small", "<p>")
+    model = module.ModelNew(*prob.get_init_inputs())
+    with torch.no_grad():
+        out = model(*prob.get_inputs())
+    return spy.calls, returned, out
+
+
+# ---- chosen cases: 2D, 3D, transposed, grouped, 1D, norm and pooling tails ---------------------
+
+_BASE = dict(dims=2, cin=4, cout=6, k=(3, 3), s=(1, 1), p=(1, 1), dil=(1, 1), g=1, bias=True, lead=(2,),
+             spatial=(7, 6), post="act")
+_NORM_POOL = HEAD + '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(3, 8, 3, padding=1)
+        self.norm = nn.GroupNorm(2, 8)
+        self.pool = nn.MaxPool3d(2)
+    def forward(self, x):
+        return self.pool(F.silu(self.norm(self.conv(x))))
+def get_inputs():
+    return [torch.randn(2, 3, 5, 6, 4)]
+def get_init_inputs():
+    return []
+'''
+# name -> (source, the rank of a convolution the rule sends channels-last when that rank is in
+# CHANNELS_LAST_DIMS; 0 for one it never does)
+CASES = {
+    "conv2d": (conv_source(**_BASE), 2),
+    "conv2d_residual_view": (conv_source(**{**_BASE, "post": "residual", "view": True, "spatial": (6, 7)}),
+                             2),
+    "conv3d": (conv_source(**{**_BASE, "dims": 3, "k": (3, 2, 3), "s": (1, 2, 1), "p": (1, 0, 1),
+                              "dil": (1, 1, 1), "spatial": (4, 5, 3)}), 3),
+    "transposed2d": (conv_source(**{**_BASE, "transposed": True, "s": (2, 2), "op": (1, 0), "post": "rows"}),
+                     2),
+    "grouped": (conv_source(**{**_BASE, "g": 2}), 0),
+    "conv1d": (conv_source(**{**_BASE, "dims": 1, "k": (3,), "s": (1,), "p": (1,), "dil": (1,),
+                              "spatial": (9,)}), 0),
+    "unbatched": (conv_source(**{**_BASE, "lead": ()}), 0),
+    "norm_pool_3d": (_NORM_POOL, 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_default_candidate_takes_the_layout_rule(name: str, tmp_path: Path) -> None:
+    src, rank = CASES[name]
+    channels_last = rank in CHANNELS_LAST_DIMS
+    cand = BuiltinAuthor().generate(AuthorTask(problem=problem(src), device="cpu", precision="default"))
+    used = templates_used(cand)
+    assert "channels-last-layout" in used and "cuda-graph-replay" in used, used
+    assert "vendor-conv-fused-tail" not in used, used
+    assert not run_static_checks(cand.source, precision="default"), run_static_checks(cand.source)
+    result = evaluate(src, cand.source, "default", trials=2)
+    assert result.correct, f"{result.reason}\n{cand.source}"
+    calls, returned, out = run_spied(src, cand.source, tmp_path)
+    assert [(x, w) for _, x, w in calls] == [(channels_last, channels_last)], calls
+    assert all(not cl for cls in returned.values() for cl in cls), returned  # the reference's layout
+    assert out.is_contiguous()
+
+
+@pytest.mark.parametrize("name", ["conv2d", "transposed2d", "conv1d"])
+def test_strict_candidate_is_unchanged(name: str, tmp_path: Path) -> None:
+    """Under strict the vendor call stays NCHW in vendor-conv-fused-tail, without graph replay."""
+    src, _ = CASES[name]
+    cand = BuiltinAuthor().generate(AuthorTask(problem=problem(src), device="cpu", precision="strict"))
+    used = templates_used(cand)
+    assert "vendor-conv-fused-tail" in used and "channels-last-layout" not in used, used
+    assert "cuda-graph-replay" not in used and "channels_last" not in cand.source
+    assert evaluate(src, cand.source, "strict").correct
+    calls, _, _ = run_spied(src, cand.source, tmp_path)
+    assert [(x, w) for _, x, w in calls] == [(False, False)], calls
+
+
+_STACK = HEAD + '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.c3 = nn.Conv2d(8, 5, 1)
+    def forward(self, x):
+        y = F.relu(self.c1(x))
+        y = self.c2(y)
+        return torch.sigmoid(self.c3(y)) * 2.0
+def get_inputs():
+    return [torch.randn(2, 3, 9, 7)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_conv_stack_stays_channels_last_between_layers(tmp_path: Path) -> None:
+    """Outputs read only by the next channels-last convolution stay NHWC (the next call's
+    conversion is then a no-op); the forward's output is written in the reference's layout."""
+    if 2 not in CHANNELS_LAST_DIMS:
+        pytest.skip("the channels-last rule is turned off for 2-D convolutions (CHANNELS_LAST_DIMS)")
+    cand = BuiltinAuthor().generate(AuthorTask(problem=problem(_STACK), device="cpu", precision="default"))
+    assert evaluate(_STACK, cand.source, "default", trials=2).correct
+    calls, returned, out = run_spied(_STACK, cand.source, tmp_path)
+    assert [(x, w) for _, x, w in calls] == [(True, True)] * 3, calls
+    kept = [cls[0] for _, cls in sorted(returned.items(), key=lambda kv: int(kv[0].rsplit("_", 1)[1]))]
+    assert kept == [True, True, False], returned  # c1 (with its relu), c2 (no tail), c3 (last)
+    assert out.is_contiguous()
+
+
+def test_layout_parameter_forces_nchw(tmp_path: Path) -> None:
+    """The planner may pin the layout: `layout="contiguous"` keeps the call NCHW, still correct."""
+    src, _ = CASES["conv2d"]
+    cand = generate(src, "channels-last-layout", precision="default", layout="contiguous")
+    assert evaluate(src, cand.source, "default").correct
+    calls, _, _ = run_spied(src, cand.source, tmp_path)
+    assert [(x, w) for _, x, w in calls] == [(False, False)], calls
+
+
+@SLOW
+@given(case=conv_case())
+def test_default_policy_conv_variants(case: dict) -> None:
+    """Any stride, padding, dilation, groups, rank and tail: correct under `default`."""
+    src = conv_source(**case)
+    cand = generate(src, precision="default")
+    result = evaluate(src, cand.source, "default")
+    assert result.correct, f"{result.reason}\n{cand.source}"
+
+
+@SLOW
+@given(case=conv_case(transposed=True))
+def test_default_policy_transposed_variants(case: dict) -> None:
+    src = conv_source(**case)
+    cand = generate(src, precision="default")
+    result = evaluate(src, cand.source, "default")
+    assert result.correct, f"{result.reason}\n{cand.source}"
+
+
+# ---- the suite's convolution problems -------------------------------------------------------
+
+# level3/04 (small CNN) and 05 (MobileNet block) keep full channel counts at their small size and
+# took 480 s and 100 s under the interpreter (both correct when run once by hand, 2026-12-01): left
+# out, so the test stays a few minutes.
+SUITE = [f"level1/{n}" for n in sorted(p.name for p in (PROBLEMS / "level1").glob("*.py"))
+         if 43 <= int(n[:2]) <= 51] + \
+        [f"level2/{p.name}" for p in sorted((PROBLEMS / "level2").glob("*conv*.py"))] + \
+        [f"level3/{p.name}" for p in sorted((PROBLEMS / "level3").glob("*.py"))
+         if p.name[:2] in ("02", "03", "09", "10", "11", "12")]
+
+
+@pytest.mark.parametrize("name", SUITE)
+def test_suite_conv_problem_default_candidate(name: str) -> None:
+    """The full built-in author's first candidate under `default` is correct on every convolution
+    problem of the suite; those whose every convolution is depthwise skip the vendor path."""
+    src = (PROBLEMS / name).read_text()
+    cand = BuiltinAuthor().generate(AuthorTask(problem=problem(src), device="cpu", precision="default"))
+    used = templates_used(cand)
+    assert {"channels-last-layout", "depthwise-conv-direct"} & set(used), used
+    assert "vendor-conv-fused-tail" not in used, used
+    result = evaluate(src, cand.source, "default")
+    assert result.correct, result.reason
+    assert result.custom_kernels >= 1
+
+
+def test_layout_kernels_compile_for_sm90(tmp_path: Path) -> None:
+    """NHWC -> NCHW (one conv), NHWC -> NHWC (a stack) and NCHW (1D) passes compile for sm_90."""
+    import triton
+
+    if "nvidia" not in triton.backends.backends:
+        pytest.skip("Triton's NVIDIA backend is not installed")
+    pairs = []
+    for case, src in [("conv2d", CASES["conv2d"][0]), ("stack", _STACK), ("conv1d", CASES["conv1d"][0]),
+                      ("norm_pool_3d", _NORM_POOL)]:
+        cand = BuiltinAuthor().generate(AuthorTask(problem=problem(src), device="cpu", precision="default"))
+        (tmp_path / f"{case}_problem.py").write_text(src)
+        (tmp_path / f"{case}_cand.py").write_text(cand.source)
+        pairs.append((str(tmp_path / f"{case}_problem.py"), str(tmp_path / f"{case}_cand.py")))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, json.dumps(pairs)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    shared = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sum("conv_layout_kernel" in k for k in shared) >= 4, shared
+
+
+@pytest.mark.parametrize("name", ["transposed2d", "conv2d_residual_view", "stack"])
+def test_int64_index_path(name: str, tmp_path: Path) -> None:
+    """With `_cp_big` forced, the pass's int64 index path (tensors past 2**31 elements) matches
+    the reference; transposed2d's per-row operand also takes the SPLIT path."""
+    src = _STACK if name == "stack" else CASES[name][0]
+    cand = BuiltinAuthor().generate(AuthorTask(problem=problem(src), device="cpu", precision="default"))
+    module = load_candidate(cand.source, tmp_path / "cand.py")
+    module._cp_big = lambda *tensors: True
+    prob = load_problem(src, "small", "<p>")
+    torch.manual_seed(0)
+    ref = prob.model_cls(*prob.get_init_inputs())
+    torch.manual_seed(0)
+    new = module.ModelNew(*prob.get_init_inputs())
+    torch.manual_seed(1)
+    inputs = prob.get_inputs()
+    with torch.no_grad():
+        torch.testing.assert_close(new(*inputs), ref(*inputs), atol=1e-4, rtol=1e-4)
