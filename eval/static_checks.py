@@ -250,10 +250,11 @@ def precision_downgrade(src: _Source) -> Findings:
     also TF32: allow_tf32 = True, set_float32_matmul_precision other than "highest", tl.dot without
     input_precision "ieee"/"tf32x3" (Triton's fp32 default is one-pass TF32) unless it is part of the
     error-compensated triple on pre-split operands (`_compensated_dots`), `a @ b` in a Triton kernel
-    (the same dot). Under `default` (TF32 convolutions, as eager runs them) TF32 dots and scoped
-    cuDNN TF32 are legal, matmul TF32 switches are not; whether a TF32 dot did matmul-class work is
-    judged by the yardstick, eager's own fp32 matmul error. Under `tf32` everything but fp16/bf16.
-    Why: lower precision is faster and must not be scored against a more accurate reference."""
+    (the same dot). Under `default` (TF32 cuDNN convolutions, as eager runs them) scoped cuDNN TF32
+    (`torch.backends.cudnn.flags(allow_tf32=True)`) is legal; Triton dots stay fp32-accurate, since a
+    dot cannot say whether it does a convolution's or a matmul's work, and eager's matmuls are IEEE.
+    Under `tf32` everything but fp16/bf16. Why: lower precision is faster and must not be scored
+    against a more accurate reference."""
     if not src.fp32_problem:
         return
     yield from _low_precision(src)
@@ -264,11 +265,11 @@ def precision_downgrade(src: _Source) -> Findings:
     for n in src.nodes:
         if isinstance(n, ast.Call):
             dotted = src.resolve(n.func) or getattr(n.func, "attr", "")
-            scoped_conv = dotted.endswith("cudnn.flags") or dotted == "triton.language.dot"
+            scoped_conv = relaxed and dotted.endswith("cudnn.flags")
             for k in n.keywords:
-                if k.arg == "allow_tf32" and not _is_const(k.value, False) and not (relaxed and scoped_conv):
+                if k.arg == "allow_tf32" and not _is_const(k.value, False) and not scoped_conv:
                     yield k, f"passes allow_tf32={ast.unparse(k.value)}"
-            if dotted == "triton.language.dot" and id(n) not in compensated and not relaxed:
+            if dotted == "triton.language.dot" and id(n) not in compensated:
                 yield from _dot_precision(n)
             elif dotted.endswith("set_float32_matmul_precision") and not _is_const(
                     (n.args or [None])[0], "highest"):
@@ -279,8 +280,7 @@ def precision_downgrade(src: _Source) -> Findings:
                 if (name == "allow_tf32" and not _is_const(n.value, False)) or (
                         name == "fp32_precision" and not _is_const(n.value, "ieee")):
                     yield n, f"assigns {ast.unparse(t)} = {ast.unparse(n.value)} (TF32)"
-        elif (isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) and id(n) in src.in_jit
-              and not relaxed):
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) and id(n) in src.in_jit:
             yield n, "`a @ b` in a Triton kernel is tl.dot at its default one-pass TF32 precision"
 
 

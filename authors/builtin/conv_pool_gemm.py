@@ -16,7 +16,7 @@ The K loop is one flat loop over (tap, channel chunk), which Triton software-pip
 fp16 hi / lo parts of power-of-two scaled values (the input channels last, [N * groups, pixels,
 C_in per group padded]) and three fp16 dots per step keep fp32 accuracy on tensor cores (see
 _a_step); the `parts="tf32"` variant keeps the older TF32 parts (weight pre-split, activation split
-in registers); under a policy with TF32 convolutions (`default`, `tf32`) one pass. Bias and the
+in registers); under the `tf32` policy one pass. Bias and the
 pointwise chain after the conv run on the accumulator before the only store.
 
 Measured on an H200 (problems/measurements/h200-2026-11-30-conv16/, do_bench, conv-led problems):
@@ -107,8 +107,8 @@ def _a_step(prec: str, parts: str) -> list[str]:
     once after the loop (_f16_rescale). Per-(pixel, chunk) scales, as the GEMMs use, cost a gather
     and a multiply per step: 15-20% of the kernel's time on an H200 (level1/43, level2/14, 21).
     tf32: the weight arrives as TF32 hi / lo parts (rows padded to CIGP) and the gathered fp32
-    activation tile is split in registers, three TF32 dots. One plain pass where the policy allows
-    TF32 convolutions."""
+    activation tile is split in registers, three TF32 dots. One plain pass under the `tf32`
+    policy."""
     w_off = "(t * C_OUT + co)[None, :] * CIGP + ci[:, None]"
     w_mask = "mask=k_ok[:, None] & n_ok[None, :], other=0.0"
     if parts == "f16" and prec == "tf32x3":
@@ -284,7 +284,10 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
     epi = PlaneChain(region.epilogue, op.out, "e") if region.epilogue else None
     kname = ctx.name("convt_gemm_kernel" if transposed else "conv_gemm_kernel")
     lname = ctx.name("convt_gemm" if transposed else "conv_gemm")
-    prec = "tf32" if ctx.conv_tf32 else "tf32x3"
+    # One-pass TF32 only under `tf32`: under `default` the static checks keep every Triton dot
+    # fp32-accurate (a dot cannot say it does a convolution's work); eager's TF32 convolutions are
+    # matched there by the vendor path (channels-last-layout, vendor-conv-fused-tail).
+    prec = "tf32" if ctx.matmul_tf32 else "tf32x3"
     f16 = prec == "tf32x3" and ctx.params.get("parts", "f16") == "f16"
 
     if prec == "tf32x3":

@@ -32,7 +32,8 @@ class EmitContext:
     matmul_tf32: bool = False
     """The precision policy lets matmul-class work run one-pass TF32 (the `tf32` policy)."""
     conv_tf32: bool = False
-    """The policy lets convolutions run one-pass TF32, as eager's cuDNN does (`default`, `tf32`)."""
+    """The policy lets cuDNN convolutions run one-pass TF32, as eager's do (`default`, `tf32`); our
+    own Triton dots follow `matmul_tf32` (the static checks cannot tell a conv's dot from a GEMM's)."""
     _ids: itertools.count = field(default_factory=itertools.count)
     shared: dict[str, str] = field(default_factory=dict)
     """Helper sources shared across regions, emitted once (key -> source)."""

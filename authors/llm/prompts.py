@@ -53,10 +53,9 @@ STRICT_FP32 = ("Precision (policy `strict`): the problem is fp32 and TF32 is not
                "no fp16/bf16 casts; every tl.dot passes input_precision=\"ieee\" (exact) or "
                "input_precision=\"tf32x3\" (error-compensated, fp32 accuracy); no `a @ b` inside kernels. "
                "The evaluator runs PyTorch ops (reference and yours) with TF32 off: set no flags.")
-DEFAULT = ("Precision (policy `default`, PyTorch's own flags): convolutions may run in TF32 as eager's cuDNN "
-           "does (a conv kernel may use tl.dot's default TF32; PyTorch convs in forward already do); "
-           "matmul-class work (linear, matmul, bmm, attention) must stay fp32-accurate as eager's is: those "
-           "tl.dot calls pass input_precision=\"ieee\" or \"tf32x3\". No fp16/bf16 casts; set no flags.")
+DEFAULT = ("Precision (policy `default`, PyTorch's own flags): PyTorch convolutions left in forward run in "
+           "TF32 as eager's cuDNN does (set no flags); every tl.dot stays fp32-accurate, as eager's matmuls "
+           "are: input_precision=\"ieee\" or \"tf32x3\"; no `a @ b` inside kernels; no fp16/bf16 casts.")
 TF32 = ("Precision (policy `tf32`): TF32 is allowed for this run (tl.dot may use its default precision); "
         "fp16/bf16 casts of fp32 data are still not allowed.")
 PRECISION = {"strict": STRICT_FP32, "default": DEFAULT, "tf32": TF32}

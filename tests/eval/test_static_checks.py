@@ -915,12 +915,17 @@ def test_allow_tf32_permits_tf32_but_not_fp16():
     failures = run_static_checks(tf32_only, precision="tf32")
     assert [f.check for f in failures] == ["global_state"]  # the flag assignment is still global state
     assert "precision_downgrade" in {f.check for f in run_static_checks(tf32_only, precision="strict")}
-    # Under `default` a TF32 dot is legal (convolutions may run TF32, as eager's cuDNN does); the
-    # matmul TF32 switch is not: eager's matmuls are IEEE fp32.
-    default = run_static_checks(tf32_only, precision="default")
-    flag_line = next(i for i, t in enumerate(tf32_only.splitlines(), 1) if "allow_tf32 = True" in t)
-    assert {(f.check, f.line) for f in default} == {("global_state", flag_line),
-                                                     ("precision_downgrade", flag_line)}
+    # Under `default` the TF32 dot and the matmul switch are refused as under strict (eager's
+    # matmuls are IEEE fp32); scoped TF32 cuDNN convolutions, as eager runs them, are legal.
+    default = {f.check for f in run_static_checks(tf32_only, precision="default")}
+    assert default == {"global_state", "precision_downgrade"}
+    scoped = candidate("""
+        def conv(x, w):
+            with torch.backends.cudnn.flags(enabled=True, allow_tf32=True):
+                return torch.nn.functional.conv2d(x, w)
+        """)
+    assert run_static_checks(scoped, precision="default") == []
+    assert "precision_downgrade" in {f.check for f in run_static_checks(scoped, precision="strict")}
     fails = run_static_checks(candidate(FP16_KERNEL), precision="tf32")
     flagged = {f.line for f in fails if f.check == "precision_downgrade"}
     tl_dot_line = next(i for i, t in enumerate(candidate(FP16_KERNEL).splitlines(), 1) if "tl.dot(a, b)" in t)
