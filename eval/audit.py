@@ -29,6 +29,7 @@ event (integrity.py catches the patches that matter), nor is reading `__globals_
 
 from __future__ import annotations
 
+import getpass
 import os
 import sys
 import sysconfig
@@ -89,8 +90,13 @@ def _triton_home() -> str:
 
 
 def _caches() -> tuple[str | None, ...]:
-    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
-        tempfile.gettempdir(), "torchinductor_" + (os.environ.get("USER") or "root"))
+    """Triton's home (cache, dumps) and Inductor's cache, where torch.compile puts it by default."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no user name: Inductor's folder is then its own business
+        user = None
+    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or (
+        os.path.join(tempfile.gettempdir(), f"torchinductor_{user}") if user else None)
     return (_triton_home(), os.environ.get("TRITON_CACHE_DIR"), inductor)
 
 

@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from kernelskill.eval.types import EvalResult
 
 RUNNER = textwrap.dedent("""
     import json, sys
@@ -243,3 +244,50 @@ def test_library_may_run_programs_the_candidate_may_not(tmp_path: Path) -> None:
     # torch, not the candidate, starts the process: allowed (Triton runs ptxas and a C compiler so).
     src = "import torch.utils.collect_env as ce\nout = ce.run('true')\n"
     assert run(tmp_path, src)["check"] is None
+
+
+# --- through the real worker (static checks bypassed, as an attacker past them would be) --------------
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CAND = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, cols):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(cols))
+{init}
+    def forward(self, x):
+{forward}
+        return torch.relu(x + self.bias) * 2.0
+"""
+
+
+def worker_verdict(init: str = "", forward: str = "") -> EvalResult:
+    from kernelskill.eval.api import _run_worker  # not at the top: the static layer is bypassed here
+    from kernelskill.eval.types import EvalOptions
+
+    pad = " " * 8
+    src = CAND.format(init=textwrap.indent(init, pad), forward=textwrap.indent(forward or "pass", pad))
+    opts = EvalOptions(device="cpu", size="small", trials=1, timeout_s=120, baselines=False)
+    return _run_worker((FIXTURES / "relu_scale.py").read_text(), src, opts, "relu_scale.py", "cand.py",
+                       EvalResult(device="cpu"))
+
+
+def test_worker_rejects_a_forward_that_runs_a_command(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    r = worker_verdict(forward=f"import os\nos.system('touch {marker}')")
+    assert not r.correct and r.failed_checks == ["audit"] and r.stage == "compile", (r.stage, r.reason)
+    assert "os.system" in (r.reason or "") and not marker.exists()
+
+
+def test_worker_rejects_a_patched_clock_as_integrity() -> None:
+    r = worker_verdict(init="import time\ntime.perf_counter = lambda: 0.0")
+    assert not r.correct and r.failed_checks == ["integrity"] and r.stage == "compile", (r.stage, r.reason)
+    assert "time.perf_counter" in (r.reason or "")
+
+
+def test_worker_accepts_the_honest_candidate() -> None:
+    r = worker_verdict()
+    assert r.correct, r.reason
