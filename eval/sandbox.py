@@ -128,10 +128,12 @@ def _runs(cmd: list[str], **kw: object) -> str:
     return lines[-1][:200] if lines else f"exit code {p.returncode}"
 
 
-def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bool) -> str:
+def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bool,
+          lifeline_fd: int | None = None) -> str:
     return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(), "uid": layers.uid,
                        "gid": layers.uid, "drop_caps": layers.drop_caps, "rlimits": rlimits,
-                       "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd})
+                       "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd,
+                       "lifeline_fd": lifeline_fd})
 
 
 def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, code: str) -> str:
@@ -245,12 +247,14 @@ def _warn_once(layers: Layers) -> None:
 
 @dataclass
 class SandboxRun:
-    """A started sandboxed child: its supervisor's process, its token, its status pipe."""
+    """A started sandboxed child: its supervisor's process, its token, its two pipes."""
 
     proc: subprocess.Popen
     token: str
     layers: Layers
     status_r: int
+    lifeline_w: int
+    """Closing it (kill_all, or this process dying) ends the child and all it started."""
     status: str = ""
 
     def returncode(self) -> int:
@@ -277,19 +281,24 @@ def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: fl
         for p in [scratch, *scratch.rglob("*")]:
             os.chown(p, layers.uid, layers.uid)
     env = child_env(device, scratch, token) | (extra_env or {})
-    r, w = os.pipe()
-    os.set_blocking(r, False)
-    spec = _spec(layers, str(scratch), w, rlimits(device, timeout_s), "mount" in layers.namespaces)
+    status_r, status_w = os.pipe()
+    lifeline_r, lifeline_w = os.pipe()
+    os.set_blocking(status_r, False)
+    spec = _spec(layers, str(scratch), status_w, rlimits(device, timeout_s), "mount" in layers.namespaces,
+                 lifeline_r)
     argv = [*layers.unshare_prefix(), sys.executable, "-I", "-S", INIT, spec, "--", *cmd]
+    fds = (status_w, lifeline_r, *popen_kwargs.pop("pass_fds", ()))
     try:
-        proc = subprocess.Popen(argv, cwd=scratch, env=env, start_new_session=True, pass_fds=(w,),
+        proc = subprocess.Popen(argv, cwd=scratch, env=env, start_new_session=True, pass_fds=fds,
                                 **popen_kwargs)
     except BaseException:
-        os.close(r)
+        os.close(status_r)
+        os.close(lifeline_w)
         raise
     finally:
-        os.close(w)
-    return SandboxRun(proc, token, layers, r)
+        os.close(status_w)
+        os.close(lifeline_r)
+    return SandboxRun(proc, token, layers, status_r, lifeline_w)
 
 
 def kill_all(run: SandboxRun) -> None:
@@ -297,10 +306,13 @@ def kill_all(run: SandboxRun) -> None:
     or, as a PID namespace's init, takes them with it), then the session, then any process still
     carrying the run's token. Returns once the supervisor is reaped."""
     p = run.proc
-    if p.poll() is None:
+    if run.lifeline_w >= 0:
+        os.close(run.lifeline_w)  # the supervisor kills the child and reaps its descendants
+        run.lifeline_w = -1
+    if p.poll() is None and "pid" in run.layers.namespaces:
         with contextlib.suppress(ProcessLookupError):
-            # A namespace dies with `unshare`; a bare supervisor needs SIGTERM to kill its own.
-            p.send_signal(signal.SIGKILL if "pid" in run.layers.namespaces else signal.SIGTERM)
+            p.send_signal(signal.SIGKILL)  # the namespace dies with `unshare`: no need to wait
+    if p.poll() is None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             p.wait(timeout=2)
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -7,7 +7,8 @@ subreaper, so every orphaned descendant becomes its child and is killed here. Wi
 namespace it first makes every mount read-only, hides credential and cache paths, gives /tmp a
 private tmpfs and binds the scratch folder back writable. Then it forks the child, which sets
 its rlimits, drops all capabilities (and the uid when the spec names one) and execs CMD. When
-the child ends (or on SIGTERM) it kills whatever the child left behind and writes the child's
+the child ends (or on SIGTERM, or when its lifeline pipe from the evaluator closes: the
+evaluator ended the run or died) it kills whatever the child left behind and writes the child's
 wait status to the spec's status fd: as PID 1 it cannot re-raise a signal on itself.
 
 ctypes is used for mount(2), prctl(2) and capset(2), which the standard library lacks; it is
@@ -24,6 +25,7 @@ import resource
 import signal
 import stat
 import sys
+import threading
 import time
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
@@ -146,6 +148,8 @@ def _exec_child(spec: dict, cmd: list[str]) -> None:
     """In the forked child: limits, credentials, then the command. Never returns."""
     try:
         os.close(spec["status_fd"])
+        if spec.get("lifeline_fd") is not None:
+            os.close(spec["lifeline_fd"])
         for name, (soft, hard) in spec["rlimits"].items():
             resource.setrlimit(getattr(resource, name), (soft, hard))
         if spec.get("uid") is not None:
@@ -211,6 +215,21 @@ def kill_descendants() -> None:
     _reap(block=True)
 
 
+def _lifeline(fd: int, main: int) -> None:
+    """The evaluator holds the other end of this pipe: EOF means it ended the run (kill_all) or
+    died without ending it. Either way the child goes, and with it everything it started."""
+    while True:
+        try:
+            if not os.read(fd, 64):
+                break
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(main, signal.SIGKILL)
+
+
 def supervise(spec: dict, cmd: list[str]) -> int:
     if spec.get("mount"):
         setup_mounts(spec["scratch"], spec["hide"])
@@ -220,6 +239,8 @@ def supervise(spec: dict, cmd: list[str]) -> int:
     if main == 0:
         _exec_child(spec, cmd)
     signal.signal(signal.SIGTERM, lambda *_: os.kill(main, signal.SIGKILL))
+    if spec.get("lifeline_fd") is not None:
+        threading.Thread(target=_lifeline, args=(spec["lifeline_fd"], main), daemon=True).start()
     status = None
     while status is None:
         try:

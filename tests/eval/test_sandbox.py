@@ -399,3 +399,25 @@ for p in ('/proc/sys/kernel/core_pattern', '/sys/kernel/mm/transparent_hugepage/
 print('DISKS', disks, 'WRITABLE', knobs)
 """)
     assert "DISKS 0 WRITABLE []" in run.log_tail, run.log_tail
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["probed layers", "no namespaces"])
+def test_the_child_dies_with_an_evaluator_that_dies_without_ending_it(tmp_path: Path, plain: bool) -> None:
+    token = secrets.token_hex(8)
+    evaluator = f"""
+import os, sys
+from pathlib import Path
+from kernelskill.eval import sandbox as S
+if {plain!r}:
+    S.probe = lambda: S.Layers()
+run = S.sandboxed_popen([sys.executable, '-c', 'import time; time.sleep(120)', {token!r}],
+                        Path({str(tmp_path)!r}), 'cpu', timeout_s=120)
+print(run.proc.pid, flush=True)
+os._exit(0)  # killed, as it were: no kill_all, no finally
+"""
+    out = subprocess.run([sys.executable, "-c", evaluator], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip().isdigit(), out.stderr
+    deadline = time.time() + 5
+    while alive_with(token) and time.time() < deadline:
+        time.sleep(0.05)
+    assert alive_with(token) == []
