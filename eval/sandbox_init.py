@@ -100,12 +100,36 @@ def setup_mounts(scratch: str, hide: list[str]) -> None:
             _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
     for path in _block_devices():  # the raw disk would bypass every read-only mount
         _mount("/dev/null", path, None, MS_BIND)
+    for run_dir in ("/run", "/var/run"):
+        _mask_keeping(run_dir, ("nvidia", "shm"))
     if os.path.isdir("/tmp") and not os.path.islink("/tmp"):
         _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1g,mode=1777")
     os.makedirs(scratch, exist_ok=True)  # under /tmp it lives on the new tmpfs: a mount point
     _mount(".", scratch, None, MS_BIND)  # "." is still the real scratch folder (our cwd)
     _mount(None, scratch, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)
     os.chdir(scratch)
+
+
+def _mask_keeping(folder: str, keep_prefixes: tuple[str, ...]) -> None:
+    """An empty tmpfs over `folder` but for the entries named with `keep_prefixes`, bound back.
+    /run holds the host's Unix sockets (docker, containerd, dbus, systemd), and a read-only mount
+    does not stop connect(); the NVIDIA daemons' folders (nvidia-persistenced, fabric manager)
+    stay, and so does /dev/shm when it is a link into /run."""
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        return
+    shm = os.path.realpath("/dev/shm")
+    keep = [os.path.join(folder, n) for n in os.listdir(folder) if n.startswith(keep_prefixes)]
+    keep += [shm] if shm.startswith(folder + "/") else []
+    held = [(path, os.open(path, os.O_PATH)) for path in keep]
+    _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=755")
+    for path, fd in held:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, exist_ok=True)
+        else:
+            open(path, "a").close()
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
+        os.close(fd)
+    _mount(None, folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=755")
 
 
 def _block_devices() -> list[str]:

@@ -421,3 +421,33 @@ os._exit(0)  # killed, as it were: no kill_all, no finally
     while alive_with(token) and time.time() < deadline:
         time.sleep(0.05)
     assert alive_with(token) == []
+
+
+@needs("mount")
+def test_host_unix_sockets_under_run_are_unreachable_and_nvidia_folders_stay() -> None:
+    if not os.access("/run", os.W_OK):
+        pytest.skip("/run is not writable here: no socket to plant")
+    tag = secrets.token_hex(6)
+    sock_path, nvidia = Path(f"/run/kernelskill-test-{tag}.sock"), Path(f"/run/nvidia-kernelskill-test-{tag}")
+    nvidia.mkdir()
+    (nvidia / "socket-ish").write_text("driver daemon\n")
+    try:
+        with socket.socket(socket.AF_UNIX) as listener:
+            listener.bind(str(sock_path))
+            listener.listen(1)
+            run = child(f"""
+import socket
+try:
+    socket.socket(socket.AF_UNIX).connect({str(sock_path)!r})
+    print('CONNECTED')
+except OSError as e:
+    print('refused', type(e).__name__)
+print('NVIDIA', open({str(nvidia / "socket-ish")!r}).read().strip())
+""")
+            listener.settimeout(0.5)
+            with pytest.raises(TimeoutError):
+                listener.accept()
+    finally:
+        sock_path.unlink(missing_ok=True)
+        shutil.rmtree(nvidia)
+    assert "refused" in run.log_tail and "NVIDIA driver daemon" in run.log_tail, run.log_tail
