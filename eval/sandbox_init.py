@@ -21,6 +21,7 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import resource
 import signal
 import stat
@@ -64,7 +65,8 @@ def _mount(src: str | None, target: str, fstype: str | None, flags: int, data: s
 
 
 def _unescape(field: str) -> str:
-    return field.encode().decode("unicode_escape") if "\\" in field else field
+    """mountinfo writes space, tab, newline and backslash as octal escapes (\\040)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _mounts() -> list[tuple[str, int]]:
