@@ -10,8 +10,9 @@ host lacks it (`report()` / `kernelskill eval --sandbox-report` lists them):
 - env: an allowlisted environment (no secret of the evaluator), HOME, TMPDIR and the caches in
   the scratch folder, a per-run token that marks every process of the run.
 - net / pid / mount: Linux namespaces through util-linux `unshare`: no network (a down
-  loopback only); a PID namespace whose end kills every descendant; every mount read-only,
-  credential and cache paths hidden, a private /tmp, only the scratch folder writable.
+  loopback only); a PID namespace whose end kills every descendant; every mount read-only, the
+  user's home empty but for the folders the child imports from, credential and cache paths
+  hidden, /run without its sockets, a private /tmp, only the scratch folder writable.
 - uid: as root, the child runs as `nobody` when the interpreter, torch, triton and kernelskill
   are readable by it; else `caps`: uid 0 with every capability dropped.
 - rlimits: no core files, bounded open files, file size (so the log too), CPU time and, on
@@ -128,9 +129,25 @@ def _runs(cmd: list[str], **kw: object) -> str:
     return lines[-1][:200] if lines else f"exit code {p.returncode}"
 
 
+def home_mask(env: dict[str, str]) -> tuple[str | None, list[str]]:
+    """(the user's home, what stays visible in it): the folders the child imports from or finds
+    through its environment (PYTHONPATH, PATH, LD_LIBRARY_PATH, CUDA_HOME ...), links resolved.
+    No mask (None) when the home is / or itself one of those folders."""
+    home = os.path.realpath(Path.home())
+    paths = [*_import_paths(), *(part for v in env.values() for part in v.split(os.pathsep))]
+    keep = {q for p in paths if os.path.isabs(p) for q in (os.path.abspath(p), os.path.realpath(p))}
+    inside = sorted(p for p in keep if p == home or p.startswith(home + "/"))
+    if home == "/" or not os.path.isdir(home) or any(home.startswith(p.rstrip("/") + "/") or p == home
+                                                       for p in keep):
+        return None, []
+    return home, inside
+
+
 def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bool,
-          lifeline_fd: int | None = None) -> str:
+          lifeline_fd: int | None = None, env: dict[str, str] | None = None) -> str:
+    home, keep = home_mask(env if env is not None else dict(os.environ))
     return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(), "uid": layers.uid,
+                       "home": home, "home_keep": keep,
                        "gid": layers.uid, "drop_caps": layers.drop_caps, "rlimits": rlimits,
                        "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd,
                        "lifeline_fd": lifeline_fd})
@@ -286,7 +303,7 @@ def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: fl
     lifeline_r, lifeline_w = os.pipe()
     os.set_blocking(status_r, False)
     spec = _spec(layers, str(scratch), status_w, rlimits(device, timeout_s), "mount" in layers.namespaces,
-                 lifeline_r)
+                 lifeline_r, env)
     argv = [*layers.unshare_prefix(), sys.executable, "-I", "-S", INIT, spec, "--", *cmd]
     fds = (status_w, lifeline_r, *popen_kwargs.pop("pass_fds", ()))
     try:

@@ -4,7 +4,8 @@ It runs before any candidate code and sits between the evaluator and the child. 
 namespaces util-linux `unshare` made (when the host allows: eval/sandbox.py decides) it is PID 1
 of its own PID namespace, so every descendant dies when it exits; without one it is a child
 subreaper, so every orphaned descendant becomes its child and is killed here. With a mount
-namespace it first makes every mount read-only, hides credential and cache paths, gives /tmp a
+namespace it first makes every mount read-only, empties the home but for the import folders,
+hides credential and cache paths, empties /run of its sockets, gives /tmp a
 private tmpfs and binds the scratch folder back writable. Then it forks the child, which sets
 its rlimits, drops all capabilities (and the uid when the spec names one) and execs CMD. When
 the child ends (or on SIGTERM, or when its lifeline pipe from the evaluator closes: the
@@ -30,7 +31,7 @@ import threading
 import time
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
-MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+MS_NOATIME, MS_NODIRATIME, MS_REC, MS_RELATIME = 1024, 2048, 16384, 1 << 21
 _KEEP = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
          "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME}
 # Kernel file systems the CUDA driver needs as they are (device nodes, /dev/shm, /proc); /sys is
@@ -84,12 +85,15 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r + "/") for r in roots)
 
 
-def setup_mounts(scratch: str, hide: list[str]) -> None:
-    """Everything read-only but the kernel file systems; hidden paths empty; /tmp private; the
+def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: list[str]) -> None:
+    """Everything read-only but the kernel file systems; the user's home empty but for the
+    folders the child imports from; hidden paths empty; /run without sockets; /tmp private; the
     scratch folder (our working directory) bound back at its own path, writable."""
     for point, keep in _mounts():
         if not _under(point, _UNTOUCHED):
             _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
+    if home:
+        _mask_keeping(home, [*home_keep, scratch])
     for path in hide:
         if os.path.isdir(path):
             _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000")
@@ -103,7 +107,7 @@ def setup_mounts(scratch: str, hide: list[str]) -> None:
     for path in _block_devices():  # the raw disk would bypass every read-only mount
         _mount("/dev/null", path, None, MS_BIND)
     for run_dir in ("/run", "/var/run"):
-        _mask_keeping(run_dir, ("nvidia", "shm"))
+        _mask_keeping(run_dir, _run_keep(run_dir))
     if os.path.isdir("/tmp") and not os.path.islink("/tmp"):
         _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1g,mode=1777")
     os.makedirs(scratch, exist_ok=True)  # under /tmp it lives on the new tmpfs: a mount point
@@ -112,26 +116,34 @@ def setup_mounts(scratch: str, hide: list[str]) -> None:
     os.chdir(scratch)
 
 
-def _mask_keeping(folder: str, keep_prefixes: tuple[str, ...]) -> None:
-    """An empty tmpfs over `folder` but for the entries named with `keep_prefixes`, bound back.
-    /run holds the host's Unix sockets (docker, containerd, dbus, systemd), and a read-only mount
-    does not stop connect(); the NVIDIA daemons' folders (nvidia-persistenced, fabric manager)
-    stay, and so does /dev/shm when it is a link into /run."""
-    if os.path.islink(folder) or not os.path.isdir(folder):
+def _mask_keeping(folder: str, keep: list[str]) -> None:
+    """An empty read-only tmpfs over `folder`, with the paths in `keep` (under it) bound back as
+    they were (read-only by then)."""
+    if os.path.islink(folder) or not os.path.isdir(folder) or folder == "/":
         return
-    shm = os.path.realpath("/dev/shm")
-    keep = [os.path.join(folder, n) for n in os.listdir(folder) if n.startswith(keep_prefixes)]
-    keep += [shm] if shm.startswith(folder + "/") else []
-    held = [(path, os.open(path, os.O_PATH)) for path in keep]
-    _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=755")
+    inside = sorted({p for p in keep if _under(p, (folder,)) and p != folder and os.path.exists(p)})
+    outermost = [p for p in inside if not any(_under(p, (q,)) for q in inside if q != p)]
+    held = [(path, os.open(path, os.O_PATH)) for path in outermost]
+    _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
     for path, fd in held:
         if os.path.isdir(f"/proc/self/fd/{fd}"):
             os.makedirs(path, exist_ok=True)
         else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             open(path, "a").close()
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         os.close(fd)
-    _mount(None, folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=755")
+    _mount(None, folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+
+
+def _run_keep(folder: str) -> list[str]:
+    """/run holds the host's Unix sockets (docker, containerd, dbus, systemd), and a read-only
+    mount does not stop connect(); the NVIDIA daemons' folders (nvidia-persistenced, fabric
+    manager) stay, and so does /dev/shm when it is a link into /run."""
+    if not os.path.isdir(folder):
+        return []
+    keep = [os.path.join(folder, n) for n in os.listdir(folder) if n.startswith(("nvidia", "shm"))]
+    return keep + [os.path.realpath("/dev/shm")]
 
 
 def _block_devices() -> list[str]:
@@ -258,7 +270,7 @@ def _lifeline(fd: int, main: int) -> None:
 
 def supervise(spec: dict, cmd: list[str]) -> int:
     if spec.get("mount"):
-        setup_mounts(spec["scratch"], spec["hide"])
+        setup_mounts(spec["scratch"], spec["hide"], spec.get("home"), spec.get("home_keep", []))
     if spec.get("subreaper"):
         _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
     main = os.fork()
