@@ -10,8 +10,9 @@ host lacks it (`report()` / `kernelskill eval --sandbox-report` lists them):
 - env: an allowlisted environment (no secret of the evaluator), HOME, TMPDIR and the caches in
   the scratch folder, a per-run token that marks every process of the run.
 - net / pid / mount: Linux namespaces through util-linux `unshare`: no network (a down
-  loopback only); a PID namespace whose end kills every descendant; every mount read-only,
-  credential and cache paths hidden, a private /tmp, only the scratch folder writable.
+  loopback only); a PID namespace whose end kills every descendant; every mount read-only, the
+  user's home empty but for the folders the child imports from, credential and cache paths
+  hidden, /run without its sockets, a private /tmp, only the scratch folder writable.
 - uid: as root, the child runs as `nobody` when the interpreter, torch, triton and kernelskill
   are readable by it; else `caps`: uid 0 with every capability dropped.
 - rlimits: no core files, bounded open files, file size (so the log too), CPU time and, on
@@ -59,38 +60,15 @@ _HIDDEN_HOME = (".netrc", ".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube
 _HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers.d")
 
 
-def compile_caches() -> dict[str, Path]:
-    """Triton's and Inductor's on-disk caches, shared by every evaluation (env variable -> folder).
-    Rationale: in the scratch folder every evaluation recompiled and re-autotuned every kernel and
-    torch.compile'd its baseline anew (15-25 s per conv problem on an H200, tests/gpu's prewarm
-    timings). The folders are writable inside the sandbox; what a candidate could do with that
-    (plant a cache entry) is bounded by the static checks and the audit hook (no file writes
-    outside scratch), and entries are keyed by the compiled source's hash."""
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernelskill-compile"
-    return {"TRITON_CACHE_DIR": root / "triton", "TORCHINDUCTOR_CACHE_DIR": root / "inductor"}
-
-
-def _ready_caches(uid: int | None) -> list[str]:
-    """The compile cache folders, made and (when the child runs as another uid) owned by it."""
-    out = []
-    for path in compile_caches().values():
-        path.mkdir(parents=True, exist_ok=True)
-        if uid is not None and path.stat().st_uid != uid:
-            for p in [path, *path.rglob("*")]:
-                os.chown(p, uid, uid)
-        out.append(str(path))
-    return out
-
-
 def child_env(device: str, scratch: Path, token: str = "") -> dict[str, str]:
     """The child's whole environment: an allowlist of what Python, torch, Triton and CUDA need;
-    home and temp inside the scratch folder, the compile caches shared (compile_caches)."""
+    home, temp and caches inside the scratch folder."""
     env = {k: v for k, v in os.environ.items()
            if (k in _ENV_NAMES or k.startswith(_ENV_PREFIXES))
            and not any(m in k.upper() for m in _SECRET_MARKERS)}
     s = str(scratch)
-    env.update(HOME=s, TMPDIR=s, XDG_CACHE_HOME=f"{s}/.cache", PYTHONUNBUFFERED="1")
-    env.update({k: str(v) for k, v in compile_caches().items()})
+    env.update(HOME=s, TMPDIR=s, XDG_CACHE_HOME=f"{s}/.cache", TRITON_CACHE_DIR=f"{s}/.triton",
+               TORCHINDUCTOR_CACHE_DIR=f"{s}/.inductor", PYTHONUNBUFFERED="1")
     env.setdefault("PATH", os.defpath)
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
@@ -151,12 +129,28 @@ def _runs(cmd: list[str], **kw: object) -> str:
     return lines[-1][:200] if lines else f"exit code {p.returncode}"
 
 
+def home_mask(env: dict[str, str]) -> tuple[str | None, list[str]]:
+    """(the user's home, what stays visible in it): the folders the child imports from or finds
+    through its environment (PYTHONPATH, PATH, LD_LIBRARY_PATH, CUDA_HOME ...), links resolved.
+    No mask (None) when the home is / or itself one of those folders."""
+    home = os.path.realpath(Path.home())
+    paths = [*_import_paths(), *(part for v in env.values() for part in v.split(os.pathsep))]
+    keep = {q for p in paths if os.path.isabs(p) for q in (os.path.abspath(p), os.path.realpath(p))}
+    inside = sorted(p for p in keep if p == home or p.startswith(home + "/"))
+    if home == "/" or not os.path.isdir(home) or any(home.startswith(p.rstrip("/") + "/") or p == home
+                                                       for p in keep):
+        return None, []
+    return home, inside
+
+
 def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bool,
-          writable: list[str] | None = None) -> str:
+          lifeline_fd: int | None = None, env: dict[str, str] | None = None) -> str:
+    home, keep = home_mask(env if env is not None else dict(os.environ))
     return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(), "uid": layers.uid,
-                       "writable": writable or [],
+                       "home": home, "home_keep": keep,
                        "gid": layers.uid, "drop_caps": layers.drop_caps, "rlimits": rlimits,
-                       "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd})
+                       "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd,
+                       "lifeline_fd": lifeline_fd})
 
 
 def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, code: str) -> str:
@@ -247,8 +241,9 @@ def rlimits(device: str, timeout_s: float | None) -> dict[str, tuple[int, int]]:
     n = min(NOFILE, hard) if hard != resource.RLIM_INFINITY else NOFILE
     lim["RLIMIT_NOFILE"] = (n, n)
     if device == "cpu":
-        # Rationale: a CPU evaluation peaks near 3 GiB of address space (torch, Triton's
-        # interpreter, threads' stacks); the machine's RAM bounds what a child may reserve.
+        # Rationale: a CPU evaluation peaked at 0.83 GiB of address space (relu_scale, small
+        # sizes, baselines on, 2 cores: torch, Triton's interpreter, thread stacks); a child may
+        # reserve up to the machine's RAM (8 GiB at least), never enough to swap the host out.
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         lim["RLIMIT_AS"] = (max(ram, 8 << 30), max(ram, 8 << 30))
     if probe().uid is not None:
@@ -270,12 +265,14 @@ def _warn_once(layers: Layers) -> None:
 
 @dataclass
 class SandboxRun:
-    """A started sandboxed child: its supervisor's process, its token, its status pipe."""
+    """A started sandboxed child: its supervisor's process, its token, its two pipes."""
 
     proc: subprocess.Popen
     token: str
     layers: Layers
     status_r: int
+    lifeline_w: int
+    """Closing it (kill_all, or this process dying) ends the child and all it started."""
     status: str = ""
 
     def returncode(self) -> int:
@@ -302,20 +299,24 @@ def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: fl
         for p in [scratch, *scratch.rglob("*")]:
             os.chown(p, layers.uid, layers.uid)
     env = child_env(device, scratch, token) | (extra_env or {})
-    r, w = os.pipe()
-    os.set_blocking(r, False)
-    spec = _spec(layers, str(scratch), w, rlimits(device, timeout_s), "mount" in layers.namespaces,
-                 _ready_caches(layers.uid))
+    status_r, status_w = os.pipe()
+    lifeline_r, lifeline_w = os.pipe()
+    os.set_blocking(status_r, False)
+    spec = _spec(layers, str(scratch), status_w, rlimits(device, timeout_s), "mount" in layers.namespaces,
+                 lifeline_r, env)
     argv = [*layers.unshare_prefix(), sys.executable, "-I", "-S", INIT, spec, "--", *cmd]
+    fds = (status_w, lifeline_r, *popen_kwargs.pop("pass_fds", ()))
     try:
-        proc = subprocess.Popen(argv, cwd=scratch, env=env, start_new_session=True, pass_fds=(w,),
+        proc = subprocess.Popen(argv, cwd=scratch, env=env, start_new_session=True, pass_fds=fds,
                                 **popen_kwargs)
     except BaseException:
-        os.close(r)
+        os.close(status_r)
+        os.close(lifeline_w)
         raise
     finally:
-        os.close(w)
-    return SandboxRun(proc, token, layers, r)
+        os.close(status_w)
+        os.close(lifeline_r)
+    return SandboxRun(proc, token, layers, status_r, lifeline_w)
 
 
 def kill_all(run: SandboxRun) -> None:
@@ -323,10 +324,13 @@ def kill_all(run: SandboxRun) -> None:
     or, as a PID namespace's init, takes them with it), then the session, then any process still
     carrying the run's token. Returns once the supervisor is reaped."""
     p = run.proc
-    if p.poll() is None:
+    if run.lifeline_w >= 0:
+        os.close(run.lifeline_w)  # the supervisor kills the child and reaps its descendants
+        run.lifeline_w = -1
+    if p.poll() is None and "pid" in run.layers.namespaces:
         with contextlib.suppress(ProcessLookupError):
-            # A namespace dies with `unshare`; a bare supervisor needs SIGTERM to kill its own.
-            p.send_signal(signal.SIGKILL if "pid" in run.layers.namespaces else signal.SIGTERM)
+            p.send_signal(signal.SIGKILL)  # the namespace dies with `unshare`: no need to wait
+    if p.poll() is None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             p.wait(timeout=2)
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -373,11 +377,10 @@ def read_capped(path: Path, cap: int) -> str:
 def report() -> list[str]:
     """One line per layer: active, or missing and why (for `kernelskill eval --sandbox-report`)."""
     layers = probe()
-    active = {"env": "allowlisted environment, HOME/TMPDIR in scratch, shared compile caches, run token",
+    active = {"env": "allowlisted environment, HOME/TMPDIR/caches in scratch, run token",
               "net": "own network namespace (loopback down)",
               "pid": "own PID namespace: every descendant dies with the child",
-              "mount": "read-only file system but scratch and the compile caches, hidden credentials "
-                       "and kernelskill state, private /tmp",
+              "mount": "read-only file system, hidden credentials and kernelskill cache, private /tmp",
               "uid": f"runs as uid {layers.uid}", "caps": "uid 0 with every capability dropped",
               "rlimits": "core 0, open files, file size 256 MiB, CPU time; address space on cpu only"}
     if "pid" not in layers.namespaces:

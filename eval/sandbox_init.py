@@ -4,10 +4,12 @@ It runs before any candidate code and sits between the evaluator and the child. 
 namespaces util-linux `unshare` made (when the host allows: eval/sandbox.py decides) it is PID 1
 of its own PID namespace, so every descendant dies when it exits; without one it is a child
 subreaper, so every orphaned descendant becomes its child and is killed here. With a mount
-namespace it first makes every mount read-only, hides credential and cache paths, gives /tmp a
+namespace it first makes every mount read-only, empties the home but for the import folders,
+hides credential and cache paths, empties /run of its sockets, gives /tmp a
 private tmpfs and binds the scratch folder back writable. Then it forks the child, which sets
 its rlimits, drops all capabilities (and the uid when the spec names one) and execs CMD. When
-the child ends (or on SIGTERM) it kills whatever the child left behind and writes the child's
+the child ends (or on SIGTERM, or when its lifeline pipe from the evaluator closes: the
+evaluator ended the run or died) it kills whatever the child left behind and writes the child's
 wait status to the spec's status fd: as PID 1 it cannot re-raise a signal on itself.
 
 ctypes is used for mount(2), prctl(2) and capset(2), which the standard library lacks; it is
@@ -20,14 +22,16 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import resource
 import signal
 import stat
 import sys
+import threading
 import time
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
-MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+MS_NOATIME, MS_NODIRATIME, MS_REC, MS_RELATIME = 1024, 2048, 16384, 1 << 21
 _KEEP = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
          "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME}
 # Kernel file systems the CUDA driver needs as they are (device nodes, /dev/shm, /proc); /sys is
@@ -62,7 +66,8 @@ def _mount(src: str | None, target: str, fstype: str | None, flags: int, data: s
 
 
 def _unescape(field: str) -> str:
-    return field.encode().decode("unicode_escape") if "\\" in field else field
+    """mountinfo writes space, tab, newline and backslash as octal escapes (\\040)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _mounts() -> list[tuple[str, int]]:
@@ -80,15 +85,15 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r + "/") for r in roots)
 
 
-def setup_mounts(scratch: str, hide: list[str], writable: tuple[str, ...] = ()) -> None:
-    """Everything read-only but the kernel file systems; hidden paths empty; /tmp private; the
-    scratch folder (our working directory) and the `writable` folders (the compile caches) bound
-    back at their own paths, writable."""
-    # Opened before /tmp is replaced, so a cache folder under /tmp (tests) is still found.
-    keep_fds = [(os.open(p, os.O_RDONLY | os.O_DIRECTORY), p) for p in writable if os.path.isdir(p)]
+def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: list[str]) -> None:
+    """Everything read-only but the kernel file systems; the user's home empty but for the
+    folders the child imports from; hidden paths empty; /run without sockets; /tmp private; the
+    scratch folder (our working directory) bound back at its own path, writable."""
     for point, keep in _mounts():
         if not _under(point, _UNTOUCHED):
             _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
+    if home:
+        _mask_keeping(home, [*home_keep, scratch])
     for path in hide:
         if os.path.isdir(path):
             _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000")
@@ -101,17 +106,44 @@ def setup_mounts(scratch: str, hide: list[str], writable: tuple[str, ...] = ()) 
             _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
     for path in _block_devices():  # the raw disk would bypass every read-only mount
         _mount("/dev/null", path, None, MS_BIND)
+    for run_dir in ("/run", "/var/run"):
+        _mask_keeping(run_dir, _run_keep(run_dir))
     if os.path.isdir("/tmp") and not os.path.islink("/tmp"):
         _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1g,mode=1777")
     os.makedirs(scratch, exist_ok=True)  # under /tmp it lives on the new tmpfs: a mount point
     _mount(".", scratch, None, MS_BIND)  # "." is still the real scratch folder (our cwd)
     _mount(None, scratch, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)
-    for fd, path in keep_fds:
-        os.makedirs(path, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
-        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)
-        os.close(fd)
     os.chdir(scratch)
+
+
+def _mask_keeping(folder: str, keep: list[str]) -> None:
+    """An empty read-only tmpfs over `folder`, with the paths in `keep` (under it) bound back as
+    they were (read-only by then)."""
+    if os.path.islink(folder) or not os.path.isdir(folder) or folder == "/":
+        return
+    inside = sorted({p for p in keep if _under(p, (folder,)) and p != folder and os.path.exists(p)})
+    outermost = [p for p in inside if not any(_under(p, (q,)) for q in inside if q != p)]
+    held = [(path, os.open(path, os.O_PATH)) for path in outermost]
+    _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+    for path, fd in held:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            open(path, "a").close()
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
+    _mount(None, folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+
+
+def _run_keep(folder: str) -> list[str]:
+    """/run holds the host's Unix sockets (docker, containerd, dbus, systemd), and a read-only
+    mount does not stop connect(); the NVIDIA daemons' folders (nvidia-persistenced, fabric
+    manager) stay, and so does /dev/shm when it is a link into /run."""
+    if not os.path.isdir(folder):
+        return []
+    keep = [os.path.join(folder, n) for n in os.listdir(folder) if n.startswith(("nvidia", "shm"))]
+    return keep + [os.path.realpath("/dev/shm")]
 
 
 def _block_devices() -> list[str]:
@@ -154,6 +186,8 @@ def _exec_child(spec: dict, cmd: list[str]) -> None:
     """In the forked child: limits, credentials, then the command. Never returns."""
     try:
         os.close(spec["status_fd"])
+        if spec.get("lifeline_fd") is not None:
+            os.close(spec["lifeline_fd"])
         for name, (soft, hard) in spec["rlimits"].items():
             resource.setrlimit(getattr(resource, name), (soft, hard))
         if spec.get("uid") is not None:
@@ -219,15 +253,32 @@ def kill_descendants() -> None:
     _reap(block=True)
 
 
+def _lifeline(fd: int, main: int) -> None:
+    """The evaluator holds the other end of this pipe: EOF means it ended the run (kill_all) or
+    died without ending it. Either way the child goes, and with it everything it started."""
+    while True:
+        try:
+            if not os.read(fd, 64):
+                break
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(main, signal.SIGKILL)
+
+
 def supervise(spec: dict, cmd: list[str]) -> int:
     if spec.get("mount"):
-        setup_mounts(spec["scratch"], spec["hide"], tuple(spec.get("writable", ())))
+        setup_mounts(spec["scratch"], spec["hide"], spec.get("home"), spec.get("home_keep", []))
     if spec.get("subreaper"):
         _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
     main = os.fork()
     if main == 0:
         _exec_child(spec, cmd)
     signal.signal(signal.SIGTERM, lambda *_: os.kill(main, signal.SIGKILL))
+    if spec.get("lifeline_fd") is not None:
+        threading.Thread(target=_lifeline, args=(spec["lifeline_fd"], main), daemon=True).start()
     status = None
     while status is None:
         try:

@@ -1,9 +1,9 @@
-"""The OS sandbox around the evaluator's children (eval/sandbox.py), driven with small programs.
+"""The OS sandbox around the evaluator's children (eval/sandbox.py): what a child can see and touch.
 
 Static checks would reject these programs before they run, so they go straight to the layer
-under test: run_child (the evaluator's real path) with tests/eval/sandbox_child.py, which execs
-the request's code. Every test checks the side effect (the file unchanged, the connection never
-accepted, the process gone), and is skipped with the reason where this host lacks the layer.
+under test (sandbox_util.child: run_child with a child that execs the request's code). Every
+test checks the side effect (the file unchanged, the connection never accepted, the secret not
+printed), and is skipped with the reason where this host lacks the layer.
 """
 
 from __future__ import annotations
@@ -15,79 +15,17 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from kernelskill.eval import sandbox as S
-from kernelskill.eval.api import ChildRun, run_child
+from kernelskill.eval.api import ChildRun
+from sandbox_util import LAYERS, NO_OWN_POWERS, child, child_cleaning, needs
 
-HERE = Path(__file__).resolve().parent
-LAYERS = S.probe()
-
-
-def needs(*layers: str) -> pytest.MarkDecorator:
-    gone = [f"{n}: {LAYERS.missing.get(n, 'missing')}" for n in layers if n not in LAYERS.active()]
-    return pytest.mark.skipif(bool(gone), reason="sandbox layer missing on this host: " + "; ".join(gone))
+pytestmark = pytest.mark.usefixtures("sandbox_child_on_path")
 
 
-NO_OWN_POWERS = pytest.mark.skipif(not LAYERS.active() & {"uid", "caps"} and
-                                   not {"pid", "mount"} <= LAYERS.namespaces,
-                                   reason="neither another uid, a capability drop nor a private /proc here")
-
-
-@pytest.fixture(autouse=True)
-def _child_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
-
-
-def child(code: str, timeout_s: float = 20.0, device: str = "cpu") -> ChildRun:
-    return run_child("sandbox_child", {"code": code}, device, timeout_s)
-
-
-@pytest.fixture
-def shared_dir() -> Iterator[Callable[[], Path]]:
-    """Makes folders the sandbox leaves visible and writable (/dev/shm, for CUDA), so that only
-    the layer under test (the hidden paths) protects what the test puts there."""
-    made: list[Path] = []
-
-    def make() -> Path:
-        made.append(Path(tempfile.mkdtemp(prefix="kernelskill-test-",
-                                          dir="/dev/shm" if os.path.isdir("/dev/shm") else None)))
-        return made[-1]
-
-    yield make
-    for d in made:
-        shutil.rmtree(d, ignore_errors=True)
-
-
-def child_cleaning(planted: Path, code: str) -> ChildRun:
-    """child(code), removing `planted` afterwards should the sandbox have let it be written."""
-    try:
-        return child(code)
-    finally:
-        existed = planted.exists()
-        planted.unlink(missing_ok=True)
-        assert not existed, f"the child wrote {planted}"
-
-
-def alive_with(token: str) -> list[int]:
-    """Live (not zombie) processes whose command line carries `token`."""
-    pids = []
-    for name in os.listdir("/proc"):
-        try:
-            cmd = Path(f"/proc/{name}/cmdline").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in cmd and state != "Z":
-            pids.append(int(name))
-    return pids
-
-
-# ---- environment ------------------------------------------------------------------------
 @NO_OWN_POWERS
 @pytest.mark.parametrize("plain", [False, True], ids=["probed layers", "no namespaces"])
 def test_no_secret_of_the_parent_is_visible(monkeypatch: pytest.MonkeyPatch, plain: bool) -> None:
@@ -121,18 +59,15 @@ print('SEEN', seen, 'HOME', os.environ['HOME'] == os.getcwd())
     assert "s3cret" not in run.log_tail
 
 
-def test_environment_is_an_allowlist_with_home_in_scratch_and_shared_compile_caches(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_environment_is_an_allowlist_with_home_and_caches_in_scratch(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
     monkeypatch.setenv("SOME_TOOL_SETTING", "x")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    env = S.child_env("cpu", tmp_path / "scratch", "tok")
+    env = S.child_env("cpu", tmp_path, "tok")
     assert "SOME_TOOL_SETTING" not in env and env[S.TOKEN_VAR] == "tok"
     assert env["PYTHONPATH"] == os.environ["PYTHONPATH"]
     assert env["TRITON_INTERPRET"] == "1" and env["CUDA_VISIBLE_DEVICES"] == ""
-    for name in ("HOME", "TMPDIR", "XDG_CACHE_HOME"):
-        assert env[name].startswith(str(tmp_path / "scratch")), name
-    for name in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):  # kept across evaluations
-        assert env[name].startswith(str(tmp_path / "xdg" / "kernelskill-compile")), name
+    for name in ("HOME", "TMPDIR", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
+        assert env[name].startswith(str(tmp_path)), name
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert "TRITON_INTERPRET" not in S.child_env("cuda", tmp_path)
 
@@ -218,83 +153,6 @@ except OSError as e:
 
 
 # ---- processes --------------------------------------------------------------------------
-ESCAPES = """
-import os, subprocess, sys, time
-tok = REQUEST['token']
-sleeper = [sys.executable, '-c', 'import time; time.sleep(120)']
-subprocess.Popen(sleeper + [tok + '-session'], start_new_session=True)
-os.system(f"{sys.executable} -c 'import time; time.sleep(120)' {tok}-shell &")
-if os.fork() == 0:  # double fork, new session, environment wiped: the token cannot mark it
-    os.setsid()
-    if os.fork() == 0:
-        os.execve(sys.executable, sleeper + [tok + '-double'], {})
-    os._exit(0)
-time.sleep(0.5)
-print('SPAWNED', flush=True)
-"""
-
-
-def _escapes_die(stall: bool) -> None:
-    token = secrets.token_hex(8)
-    code = ESCAPES + ("time.sleep(60)\n" if stall else "")
-    run = run_child("sandbox_child", {"code": code, "token": token}, "cpu", 3.0 if stall else 20.0)
-    assert "SPAWNED" in run.log_tail, run.log_tail
-    assert run.timed_out == stall
-    assert alive_with(token) == []
-
-
-@pytest.mark.parametrize("stall", [False, True], ids=["child exits", "child times out"])
-def test_no_process_outlives_the_evaluation(stall: bool) -> None:
-    _escapes_die(stall)
-
-
-@pytest.mark.parametrize("stall", [False, True], ids=["child exits", "child times out"])
-def test_without_namespaces_the_supervisor_still_kills_every_descendant(
-        monkeypatch: pytest.MonkeyPatch, stall: bool) -> None:
-    plain = S.Layers(uid=LAYERS.uid, drop_caps=LAYERS.drop_caps, missing={"pid": "test"})
-    monkeypatch.setattr(S, "probe", lambda: plain)
-    _escapes_die(stall)
-
-
-@pytest.mark.parametrize("code", [
-    "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)",
-    "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: time.sleep(1)",
-    "while True: pass",
-    "import sys\nwhile True: sys.stdout.write('flood ' * 10000)",
-], ids=["sigstop", "ignores sigterm", "busy loop", "output flood"])
-def test_a_child_that_will_not_end_is_a_clean_timeout_or_crash(code: str) -> None:
-    started = time.time()
-    run = child(code, timeout_s=2.0)
-    # A flood may also end early: at 256 MiB of log the write fails (RLIMIT_FSIZE).
-    assert run.payload is None and (run.timed_out or run.returncode != 0 and "flood" in code), run
-    assert time.time() - started < 6.0  # 2 s budget + teardown, never a hang
-    assert len(run.log_tail) <= 3000
-
-
-def test_files_and_the_log_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(S, "FSIZE_BYTES", 1 << 20)
-    run = child("""
-import resource, signal
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the kernel kills us at the limit
-print('LIMITS', [resource.getrlimit(getattr(resource, r))[0] for r in ('RLIMIT_CORE', 'RLIMIT_FSIZE')])
-try:
-    with open('big', 'wb') as f:
-        for _ in range(4):
-            f.write(b'x' * (1 << 20))
-except OSError as e:
-    print('stopped', e.errno)
-import os
-print('SIZE', os.path.getsize('big'))
-""")
-    assert "LIMITS [0, 1048576]" in run.log_tail and "SIZE 1048576" in run.log_tail, run.log_tail
-
-
-def test_address_space_is_bounded_on_cpu_only() -> None:
-    cpu, cuda = S.rlimits("cpu", 10), S.rlimits("cuda", 10)
-    assert "RLIMIT_AS" in cpu and "RLIMIT_AS" not in cuda  # CUDA reserves huge virtual ranges
-    assert cpu["RLIMIT_CPU"][0] > 10 and cpu["RLIMIT_NOFILE"][0] <= S.NOFILE
-
-
 @needs("caps")
 def test_root_child_holds_no_capability() -> None:
     run = child("print([l for l in open('/proc/self/status') if l.startswith(('CapEff', 'CapBnd'))])")
@@ -330,20 +188,6 @@ print('CACHE', roofline.cache_dir(), roofline.load_ceilings().gpu)
     assert "CACHE /" in run.log_tail and "kernelskill-eval-" in run.log_tail, run.log_tail
     assert str(xdg) not in run.log_tail
     assert not (xdg / "kernelskill" / "ceilings.json").exists()
-
-
-def test_sandbox_adds_well_under_a_second_per_child(tmp_path: Path) -> None:
-    def best(fn) -> float:
-        times = []
-        for _ in range(3):
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
-        return min(times)
-
-    bare = best(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
-    boxed = best(lambda: child("pass"))
-    assert boxed - bare < 0.5, (bare, boxed)
 
 
 def test_report_has_one_line_per_layer() -> None:
@@ -405,26 +249,55 @@ print('DISKS', disks, 'WRITABLE', knobs)
 
 
 @needs("mount")
-def test_the_compile_caches_stay_writable_and_persist_while_the_rest_is_read_only(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Triton's and Inductor's caches outlive one evaluation (no recompiling, no re-autotuning per
-    candidate); the user's kernelskill state next to them stays out of reach."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    state = tmp_path / "xdg" / "kernelskill" / "skill_stats.json"
-    state.parent.mkdir(parents=True)
-    state.write_text("{}")
-    run = child(f"""
-import os
-from pathlib import Path
-for var in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
-    (Path(os.environ[var]) / "entry").write_text("compiled")
+def test_host_unix_sockets_under_run_are_unreachable_and_nvidia_folders_stay() -> None:
+    if not os.access("/run", os.W_OK):
+        pytest.skip("/run is not writable here: no socket to plant")
+    tag = secrets.token_hex(6)
+    sock_path, nvidia = Path(f"/run/kernelskill-test-{tag}.sock"), Path(f"/run/nvidia-kernelskill-test-{tag}")
+    nvidia.mkdir()
+    (nvidia / "socket-ish").write_text("driver daemon\n")
+    try:
+        with socket.socket(socket.AF_UNIX) as listener:
+            listener.bind(str(sock_path))
+            listener.listen(1)
+            run = child(f"""
+import socket
 try:
-    Path({str(state)!r}).write_text("planted")
-    print("STATE WRITTEN")
+    socket.socket(socket.AF_UNIX).connect({str(sock_path)!r})
+    print('CONNECTED')
 except OSError as e:
-    print("STATE REFUSED", type(e).__name__)
+    print('refused', type(e).__name__)
+print('NVIDIA', open({str(nvidia / "socket-ish")!r}).read().strip())
 """)
-    assert "STATE REFUSED" in run.log_tail, run.log_tail
-    assert state.read_text() == "{}"
-    for path in S.compile_caches().values():
-        assert (path / "entry").read_text() == "compiled"
+            listener.settimeout(0.5)
+            with pytest.raises(TimeoutError):
+                listener.accept()
+    finally:
+        sock_path.unlink(missing_ok=True)
+        shutil.rmtree(nvidia)
+    assert "refused" in run.log_tail and "NVIDIA driver daemon" in run.log_tail, run.log_tail
+
+
+@needs("mount")
+def test_the_home_shows_only_what_the_child_imports_from(monkeypatch: pytest.MonkeyPatch,
+                                                         shared_dir: Callable[[], Path]) -> None:
+    home = shared_dir()
+    (home / "notes").mkdir()
+    (home / "notes" / "passwords.txt").write_text("hunter2-notes\n")  # on no list of known names
+    (home / ".cache" / "huggingface").mkdir(parents=True)
+    (home / ".cache" / "huggingface" / "token").write_text("hunter2-hf\n")
+    (home / "lib").mkdir()
+    (home / "lib" / "helper_mod.py").write_text("VALUE = 'imported from home'\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(home / "lib"), os.environ["PYTHONPATH"]]))
+    run = child(f"""
+import os, helper_mod
+print(helper_mod.VALUE, sorted(os.listdir({str(home)!r})))
+for p in ('notes/passwords.txt', '.cache/huggingface/token'):
+    try:
+        print(open(os.path.join({str(home)!r}, p)).read())
+    except OSError as e:
+        print('hidden', type(e).__name__)
+""")
+    assert "imported from home ['lib']" in run.log_tail, run.log_tail
+    assert run.log_tail.count("hidden FileNotFoundError") == 2 and "hunter2" not in run.log_tail
