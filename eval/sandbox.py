@@ -60,15 +60,38 @@ _HIDDEN_HOME = (".netrc", ".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube
 _HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers.d")
 
 
+def compile_caches() -> dict[str, Path]:
+    """Triton's and Inductor's on-disk caches, shared by every evaluation (env variable -> folder).
+    Rationale: in the scratch folder every evaluation recompiled and re-autotuned every kernel and
+    torch.compile'd its baseline anew (15-25 s per conv problem on an H200, tests/gpu's prewarm
+    timings). The folders are writable inside the sandbox; what a candidate could do with that
+    (plant a cache entry) is bounded by the static checks and the audit hook (no file writes
+    outside scratch and these caches), and entries are keyed by the compiled source's hash."""
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernelskill-compile"
+    return {"TRITON_CACHE_DIR": root / "triton", "TORCHINDUCTOR_CACHE_DIR": root / "inductor"}
+
+
+def _ready_caches(uid: int | None) -> list[str]:
+    """The compile cache folders, made and (when the child runs as another uid) owned by it."""
+    out = []
+    for path in compile_caches().values():
+        path.mkdir(parents=True, exist_ok=True)
+        if uid is not None and path.stat().st_uid != uid:
+            for p in [path, *path.rglob("*")]:
+                os.chown(p, uid, uid)
+        out.append(str(path))
+    return out
+
+
 def child_env(device: str, scratch: Path, token: str = "") -> dict[str, str]:
     """The child's whole environment: an allowlist of what Python, torch, Triton and CUDA need;
-    home, temp and caches inside the scratch folder."""
+    home and temp inside the scratch folder, the compile caches shared (compile_caches)."""
     env = {k: v for k, v in os.environ.items()
            if (k in _ENV_NAMES or k.startswith(_ENV_PREFIXES))
            and not any(m in k.upper() for m in _SECRET_MARKERS)}
     s = str(scratch)
-    env.update(HOME=s, TMPDIR=s, XDG_CACHE_HOME=f"{s}/.cache", TRITON_CACHE_DIR=f"{s}/.triton",
-               TORCHINDUCTOR_CACHE_DIR=f"{s}/.inductor", PYTHONUNBUFFERED="1")
+    env.update(HOME=s, TMPDIR=s, XDG_CACHE_HOME=f"{s}/.cache", PYTHONUNBUFFERED="1")
+    env.update({k: str(v) for k, v in compile_caches().items()})
     env.setdefault("PATH", os.defpath)
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
@@ -147,7 +170,7 @@ def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bo
           lifeline_fd: int | None = None, env: dict[str, str] | None = None) -> str:
     home, keep = home_mask(env if env is not None else dict(os.environ))
     return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(), "uid": layers.uid,
-                       "home": home, "home_keep": keep,
+                       "home": home, "home_keep": keep, "writable": _ready_caches(layers.uid),
                        "gid": layers.uid, "drop_caps": layers.drop_caps, "rlimits": rlimits,
                        "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd,
                        "lifeline_fd": lifeline_fd})
@@ -377,10 +400,11 @@ def read_capped(path: Path, cap: int) -> str:
 def report() -> list[str]:
     """One line per layer: active, or missing and why (for `kernelskill eval --sandbox-report`)."""
     layers = probe()
-    active = {"env": "allowlisted environment, HOME/TMPDIR/caches in scratch, run token",
+    active = {"env": "allowlisted environment, HOME/TMPDIR in scratch, shared compile caches, run token",
               "net": "own network namespace (loopback down)",
               "pid": "own PID namespace: every descendant dies with the child",
-              "mount": "read-only file system, hidden credentials and kernelskill cache, private /tmp",
+              "mount": "read-only file system but scratch and the compile caches, hidden credentials "
+                       "and kernelskill state, private /tmp",
               "uid": f"runs as uid {layers.uid}", "caps": "uid 0 with every capability dropped",
               "rlimits": "core 0, open files, file size 256 MiB, CPU time; address space on cpu only"}
     if "pid" not in layers.namespaces:

@@ -85,10 +85,14 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r + "/") for r in roots)
 
 
-def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: list[str]) -> None:
+def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: list[str],
+                 writable: tuple[str, ...] = ()) -> None:
     """Everything read-only but the kernel file systems; the user's home empty but for the
     folders the child imports from; hidden paths empty; /run without sockets; /tmp private; the
-    scratch folder (our working directory) bound back at its own path, writable."""
+    scratch folder (our working directory) and the `writable` folders (the compile caches) bound
+    back at their own paths, writable."""
+    # Opened before anything is masked, so a cache folder under /tmp or the home is still found.
+    keep_fds = [(os.open(p, os.O_RDONLY | os.O_DIRECTORY), p) for p in writable if os.path.isdir(p)]
     for point, keep in _mounts():
         if not _under(point, _UNTOUCHED):
             _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
@@ -113,6 +117,11 @@ def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: lis
     os.makedirs(scratch, exist_ok=True)  # under /tmp it lives on the new tmpfs: a mount point
     _mount(".", scratch, None, MS_BIND)  # "." is still the real scratch folder (our cwd)
     _mount(None, scratch, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)
+    for fd, path in keep_fds:
+        os.makedirs(path, exist_ok=True)  # on the new /tmp; in a masked home it is kept (env)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
+        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)
+        os.close(fd)
     os.chdir(scratch)
 
 
@@ -270,7 +279,8 @@ def _lifeline(fd: int, main: int) -> None:
 
 def supervise(spec: dict, cmd: list[str]) -> int:
     if spec.get("mount"):
-        setup_mounts(spec["scratch"], spec["hide"], spec.get("home"), spec.get("home_keep", []))
+        setup_mounts(spec["scratch"], spec["hide"], spec.get("home"), spec.get("home_keep", []),
+                     tuple(spec.get("writable", ())))
     if spec.get("subreaper"):
         _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
     main = os.fork()

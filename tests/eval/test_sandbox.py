@@ -59,15 +59,18 @@ print('SEEN', seen, 'HOME', os.environ['HOME'] == os.getcwd())
     assert "s3cret" not in run.log_tail
 
 
-def test_environment_is_an_allowlist_with_home_and_caches_in_scratch(monkeypatch: pytest.MonkeyPatch,
-                                                                     tmp_path: Path) -> None:
+def test_environment_is_an_allowlist_with_home_in_scratch_and_shared_compile_caches(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SOME_TOOL_SETTING", "x")
-    env = S.child_env("cpu", tmp_path, "tok")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    env = S.child_env("cpu", tmp_path / "scratch", "tok")
     assert "SOME_TOOL_SETTING" not in env and env[S.TOKEN_VAR] == "tok"
     assert env["PYTHONPATH"] == os.environ["PYTHONPATH"]
     assert env["TRITON_INTERPRET"] == "1" and env["CUDA_VISIBLE_DEVICES"] == ""
-    for name in ("HOME", "TMPDIR", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
-        assert env[name].startswith(str(tmp_path)), name
+    for name in ("HOME", "TMPDIR", "XDG_CACHE_HOME"):
+        assert env[name].startswith(str(tmp_path / "scratch")), name
+    for name in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):  # kept across evaluations
+        assert env[name].startswith(str(tmp_path / "xdg" / "kernelskill-compile")), name
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert "TRITON_INTERPRET" not in S.child_env("cuda", tmp_path)
 
@@ -292,12 +295,39 @@ def test_the_home_shows_only_what_the_child_imports_from(monkeypatch: pytest.Mon
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(home / "lib"), os.environ["PYTHONPATH"]]))
     run = child(f"""
 import os, helper_mod
-print(helper_mod.VALUE, sorted(os.listdir({str(home)!r})))
+print(helper_mod.VALUE, sorted(os.listdir({str(home)!r})), os.listdir({str(home / ".cache")!r}))
 for p in ('notes/passwords.txt', '.cache/huggingface/token'):
     try:
         print(open(os.path.join({str(home)!r}, p)).read())
     except OSError as e:
         print('hidden', type(e).__name__)
 """)
-    assert "imported from home ['lib']" in run.log_tail, run.log_tail
+    # The shared compile caches (kernelskill-compile) are the one other thing left in it.
+    assert "imported from home ['.cache', 'lib'] ['kernelskill-compile']" in run.log_tail, run.log_tail
     assert run.log_tail.count("hidden FileNotFoundError") == 2 and "hunter2" not in run.log_tail
+
+
+@needs("mount")
+def test_the_compile_caches_stay_writable_and_persist_while_the_rest_is_read_only(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Triton's and Inductor's caches outlive one evaluation (no recompiling, no re-autotuning per
+    candidate); the user's kernelskill state next to them stays out of reach."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    state = tmp_path / "xdg" / "kernelskill" / "skill_stats.json"
+    state.parent.mkdir(parents=True)
+    state.write_text("{}")
+    run = child(f"""
+import os
+from pathlib import Path
+for var in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
+    (Path(os.environ[var]) / "entry").write_text("compiled")
+try:
+    Path({str(state)!r}).write_text("planted")
+    print("STATE WRITTEN")
+except OSError as e:
+    print("STATE REFUSED", type(e).__name__)
+""")
+    assert "STATE REFUSED" in run.log_tail, run.log_tail
+    assert state.read_text() == "{}"
+    for path in S.compile_caches().values():
+        assert (path / "entry").read_text() == "compiled"
