@@ -89,10 +89,12 @@ def recv_from_candidate(sock: socket.socket) -> dict[str, Any]:
 
 # ---- shared tensors ------------------------------------------------------------------------
 def export(t: torch.Tensor, fds: list[int]) -> dict[str, Any]:
-    """A handle to the judge's contiguous shared tensor `t`; a CPU fd is appended to `fds`."""
+    """A handle to the judge's shared tensor `t` (from `shared_like`); a CPU fd goes to `fds`."""
     storage = t.untyped_storage()
     spec = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-            "stride": list(t.stride()), "offset": t.storage_offset()}
+            "stride": list(t.stride()), "offset": t.storage_offset(), "device": t.device.type}
+    if not storage.nbytes():  # nothing to share (and no handle exists for an empty allocation)
+        return spec
     if t.is_cuda:
         (device, handle, size, offset_bytes, rc_handle, rc_offset, ev_handle,
          ev_sync) = storage._share_cuda_()
@@ -111,21 +113,28 @@ def open_shared(spec: dict[str, Any], fds: list[int]) -> torch.Tensor:
     dtype = getattr(torch, spec["dtype"])
     if "cuda" in spec:
         storage = torch.UntypedStorage._new_shared_cuda(*spec["cuda"])
-    else:
+    elif "fd_index" in spec:
         storage = torch.UntypedStorage._new_shared_fd_cpu(fds[spec["fd_index"]], spec["nbytes"])
+    else:
+        return torch.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device=spec["device"])
     return torch.empty(0, dtype=dtype, device=storage.device).set_(
         storage, spec["offset"], spec["shape"], spec["stride"])
 
 
 def shared_like(t: torch.Tensor, pool: Any = None) -> torch.Tensor:
-    """A contiguous copy of `t` in memory the judge may share: CPU shared memory, or on CUDA a
-    private memory pool, so that an IPC handle (which covers a whole allocator segment) never
-    exposes the judge's own tensors (the reference's outputs, the private input copies)."""
+    """A copy of `t` with its strides (a transposed input stays transposed) in memory the judge
+    may share: CPU shared memory, or on CUDA a private memory pool, so that an IPC handle (which
+    covers a whole allocator segment) never exposes the judge's own tensors (the reference's
+    outputs, the private input copies)."""
     import torch
 
+    t = t.detach()
+    # A broadcast (stride 0) input cannot be written element by element: it is made dense.
+    stride = t.stride() if 0 not in t.stride() else torch.empty(t.shape).stride()
     if t.is_cuda:
         with torch.cuda.use_mem_pool(pool):
-            out = torch.empty(t.shape, dtype=t.dtype, device=t.device)
-        out.copy_(t)
-        return out
-    return t.detach().contiguous().clone().share_memory_()
+            out = torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device)
+    else:
+        out = torch.empty_strided(t.shape, stride, dtype=t.dtype).share_memory_()
+    out.copy_(t)
+    return out

@@ -89,10 +89,11 @@ class Worker:
 
     def _stages(self, link: CandidateLink) -> None:
         self.remote = Remote(link, self.device, self.pool)
+        weight_seed = H.secret_seed()
+        self.ref, init_values = self._build_reference(weight_seed)  # while the candidate starts
+        self.ref64 = H.double_copy(self.ref)
         # Measured before the candidate is imported, so the candidate cannot inflate it.
         self.ping_ms = self.remote.ping_ms()
-        weight_seed = H.secret_seed()
-        self.ref, init_values = self._build_reference(weight_seed)
         reply = link.request({"cmd": "init", "device": self.device, "precision": self.policy.name,
                               "source": self.req["candidate_source"],
                               "filename": self.req["candidate_name"], "weight_seed": weight_seed,
@@ -138,7 +139,6 @@ class Worker:
         return ref64, ref32, not H.same_values(ref_in, inputs), ref_in
 
     def _correctness(self) -> None:
-        self.ref64 = H.double_copy(self.ref)
         trials: list[tuple[str, Any]] = [(f"trial {i}", None) for i in range(self.opts.trials)]
         trials += [(f"perturbed {name}", fn) for name, fn in H.PERTURBATIONS.items()]
         base_outputs, worst, rules = [], 0.0, set()

@@ -42,6 +42,30 @@ def timed(label: str, fn, *args) -> tuple[EvalResult, float]:  # noqa: ANN001
     return r, time.time() - t0
 
 
+def test_cuda_ipc_roundtrip(tmp_path: Path) -> None:
+    """The transport alone: judge-owned inputs and output slots shared by CUDA IPC, one forward."""
+    import torch
+    from kernelskill.eval.judge_io import Remote
+    from kernelskill.eval.judge_link import CandidateLink
+
+    src = HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x.t() * 2.0\n"
+    pool = torch.cuda.MemPool()
+    x = torch.randn(300, 500, device="cuda")
+    with CandidateLink("cuda", time.monotonic() + 120, tmp_path) as link:
+        remote = Remote(link, "cuda", pool)
+        t0 = time.perf_counter()
+        print(f"\n  ping {remote.ping_ms():.3f} ms (candidate start {time.perf_counter() - t0:.1f} s)")
+        assert link.request({"cmd": "init", "device": "cuda", "precision": "default", "source": src,
+                             "filename": "c.py", "weight_seed": 1, "init_values": []})["ok"]
+        remote.set_contract(x.t() * 2.0, [x])
+        remote.add_set(0, [x])
+        for mode in ("trial", "timed"):
+            fwd = remote.forward(0, [x], mode, "runtime_error")
+            assert fwd.broken is None and not fwd.mutated
+            assert torch.equal(fwd.out, x.t() * 2.0)
+            print(f"  {mode}: candidate {fwd.ms:.3f} ms, judge wall {fwd.wall_ms:.3f} ms")
+
+
 def test_triton_candidate_through_cuda_ipc() -> None:
     r, secs = timed("triton relu_scale", evaluate, RELU, good(), OPTS)
     assert r.correct, r.reason
