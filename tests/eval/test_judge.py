@@ -193,3 +193,34 @@ def test_a_clock_that_hides_the_forward_is_caught_by_the_judges_wall_clock() -> 
     src = cand(f"_sleep(0.15)\nreturn {RIGHT}", "import time\n_sleep = time.sleep\n"
                "time.perf_counter = lambda: 0.0\n")
     rejected(judge(src), "timing", "hidden_work")
+
+
+FAKE_REPLY = '''
+import json
+import os
+import socket
+import struct
+
+
+def _claim_success(x):
+    """Speak the judge's protocol from inside forward: a reply saying all went well, sent before
+    the harness has copied anything into the judge's output slots."""
+    desc = {"t": "tensor", "exact": True, "type": "Tensor", "dtype": "float32", "shape": list(x.shape),
+            "device": "cpu", "layout": "strided", "alias": False}
+    msg = json.dumps({"ok": True, "ms": 0.001, "out": desc, "kernels": []}).encode()
+    s = socket.socket(fileno=os.dup(0))
+    s.sendall(struct.pack("!QI", len(msg), 0) + msg)
+'''
+
+
+def test_a_forged_reply_on_the_judges_pipe_carries_no_output() -> None:
+    # The judge reads outputs only from its own slots, poisoned before every call.
+    r = judge(cand("_claim_success(x)\nreturn torch.zeros_like(x)", FAKE_REPLY))
+    rejected(r, "correctness", "wrong_output")
+    assert "NaN" in (r.reason or ""), r.reason
+
+
+def test_a_candidate_that_dies_mid_timing_is_a_crash() -> None:
+    r = judge(cand(f"if self.calls == 8:\n    _exit(3)\nreturn {RIGHT}", "from os import _exit\n"))
+    rejected(r, "timing", "crash")
+    assert "exit code 3" in (r.reason or ""), r.reason
