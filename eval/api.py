@@ -63,9 +63,10 @@ def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | 
 
 def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,
                 candidate_name: str, result: EvalResult) -> EvalResult:
-    run = run_child("kernelskill.eval.worker", {
+    run = run_child("kernelskill.eval.judge_main", {
         "problem_source": problem_source, "candidate_source": candidate_source,
-        "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict()},
+        "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict(),
+        "deadline_unix": time.time() + opts.timeout_s},
         opts.device, opts.timeout_s)
     if run.timed_out:
         result.log_tail = run.log_tail

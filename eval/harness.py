@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import secrets
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from .problem import LoadedProblem
+
+
+def secret_seed() -> int:
+    """A seed from the OS's random source: nothing in the options or the candidate's reach
+    predicts it (issue 22: fixed seeds let a candidate regenerate its inputs)."""
+    return secrets.randbits(62)
 
 
 def seeded(seed: int) -> None:
@@ -71,11 +78,24 @@ def make_inputs(problem: LoadedProblem, seed: int, device: str,
     return to_device(inputs, device)
 
 
+def few_negatives(x: torch.Tensor) -> torch.Tensor:
+    """`x` with about 1% of its elements (at least one) made negative: inputs that still look
+    non-negative to a candidate sampling their statistics, so a cheat that is right only on
+    non-negative inputs (abs() for an identity, a skipped ReLU) and switches to an honest path on
+    clearly signed inputs fails here."""
+    if not x.numel():
+        return x
+    flip = torch.rand_like(x) < 0.01
+    flip.view(-1)[int(torch.randint(x.numel(), (1,)))] = True
+    return torch.where(flip, -x.abs() - 0.1, x)
+
+
 # Signed and rescaled variants of the inputs: an "identity" ReLU that only passes on
 # non-negative inputs, or a kernel that assumes a range, fails on these.
 PERTURBATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "randn": lambda x: torch.randn_like(x),
     "affine(x*4-2)": lambda x: x * 4 - 2,
+    "few negatives": few_negatives,
 }
 
 

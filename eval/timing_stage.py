@@ -1,4 +1,8 @@
-"""The timing stage: candidate, eager and torch.compile under one protocol, plus speed of light."""
+"""The timing stage: candidate, eager and torch.compile under one protocol, plus speed of light.
+
+The candidate is timed in its own process (remote_timing); eager and torch.compile here, in the
+judge, on the judge's own models and input sets, under the same precision flags.
+"""
 
 from __future__ import annotations
 
@@ -9,23 +13,24 @@ import torch
 from . import harness as H
 from . import precision as P
 from . import roofline
-from .compare import compare
-from .timing import Timer, TimingStats, hidden_work
+from .remote_timing import time_candidate
+from .timing import Timer, TimingStats
 from .types import Rejected
 
 if TYPE_CHECKING:
     from .worker import Worker
 
-# Rationale: three rotating input sets defeat caching by pointer or by value; fewer when the
-# inputs are huge, so the sets never crowd out the model itself.
+# Rationale: three rotating input sets defeat caching by pointer; fewer when the inputs are huge,
+# so the sets never crowd out the model itself. Every run also gets fresh values (remote_timing).
 MAX_SETS, SET_BYTES_BUDGET = 3, 12 << 30
 
 
 def _input_sets(w: Worker) -> list[list[Any]]:
-    first = H.make_inputs(w.problem, w.opts.seed + 500, w.device)
+    """The judge's own input sets for the baselines, as many as the candidate rotates through."""
+    first = H.make_inputs(w.problem, H.secret_seed(), w.device)
     per_set = roofline.tensor_bytes(first)
     n = max(2, min(MAX_SETS, SET_BYTES_BUDGET // max(per_set, 1)))
-    return [first] + [H.make_inputs(w.problem, w.opts.seed + 500 + i, w.device) for i in range(1, n)]
+    return [first] + [H.make_inputs(w.problem, H.secret_seed(), w.device) for _ in range(1, n)]
 
 
 def run_timing(w: Worker) -> None:
@@ -33,20 +38,9 @@ def run_timing(w: Worker) -> None:
     timer = Timer(w.device, budget_s=w.opts.timing_budget_s if cuda else 0.5,
                   min_runs=10 if cuda else 2, max_runs=200 if cuda else 5)
     sets = _input_sets(w)
-    spot = len(sets) - 1
-    with P.applied(w.policy):
-        cand = timer.time(w.cand, sets, keep_output_of=spot)
+    cand = time_candidate(w, timer, len(sets))
     r.runtime_ms, r.wall_ms = cand.median_ms, cand.wall_ms
-    # Spot check: a timed run's output must still be right (no fast path that only runs when timed).
-    ref64, ref32, _ = w._reference_outputs(sets[spot])
-    verdict = compare(cand.last_output, ref64, ref32, w.opts.atol, w.opts.rtol)
-    if not verdict.ok:
-        raise Rejected("timing", f"output of a timed run is wrong: {verdict.reason}", "timed_output")
-    if hidden_work(cand, w.device):
-        raise Rejected("timing", f"wall clock {cand.wall_ms:.3f} ms per call vs {cand.median_ms:.3f} ms "
-                       "on the stream: work escapes the timed stream", "hidden_work")
-    with P.applied(w.policy):  # counting runs the reference once: under the same flags too
-        r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
+    r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
     if cuda:
         c = roofline.load_ceilings()
         # A floor is a lower bound: any TF32 the policy allows (convolutions under `default`) counts.
@@ -57,7 +51,8 @@ def run_timing(w: Worker) -> None:
                            f"(memory floor {bytes_floor:.4f} ms): a timing or correctness bug",
                            "below_floor")
     if w.opts.profile and cuda:
-        r.kernel_breakdown = kernel_breakdown(w.cand, sets[0], w.policy)
+        reply = w.remote.link.request({"cmd": "breakdown", "set": 0})
+        r.kernel_breakdown = [row for row in reply.get("rows") or [] if isinstance(row, dict)][:200]
     if not w.opts.baselines:
         return
     # The baselines run under the candidate's flags: one policy on both sides.

@@ -29,7 +29,8 @@ class EvalOptions:
     rtol: float | None = None
     """Relative tolerance; None = as atol."""
     seed: int = 0
-    """Base seed; trial i uses seed + i."""
+    """No longer seeds anything: the judge draws every seed (weights, inputs) from the OS per
+    evaluation, so no option predicts an input. Kept so stored requests still parse."""
     timing_budget_s: float = 2.0
     """Target seconds of timed runs per model (candidate, eager, compile)."""
     profile: bool = False

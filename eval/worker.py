@@ -1,18 +1,22 @@
-"""The evaluation worker: runs in a child process, walks the stages, writes one JSON result.
+"""The judge: runs in a child process, walks the stages, writes one signed JSON result.
 
-    python -m kernelskill.eval.worker REQUEST.json RESULT.json PROGRESS
+    python -m kernelskill.eval.judge_main REQUEST.json RESULT.json PROGRESS   (judge_main.py)
 
-REQUEST holds the problem and candidate sources and the options. The worker writes the stage
-it is entering to PROGRESS first, so that if it hangs or dies the parent can still say where.
-Order: load (problem, then candidate) -> compile (construct + first call) -> correctness
-(fresh and perturbed trials against float64) -> timing (candidate, eager, torch.compile,
-speed of light) -> done.
+REQUEST holds the problem and candidate sources and the options. The judge writes the stage it
+is entering to PROGRESS first, so that if it hangs or dies the parent can still say where. It
+never imports or runs candidate code: it starts a candidate process (eval/judge_link.py), sends
+it the candidate's source, the weight seed and get_init_inputs()'s values, and hands it inputs.
+Order: load (problem, reference; candidate in its process) -> compile (construct + first forward,
+already a checked trial) -> correctness (fresh and perturbed trials against float64) -> timing
+(candidate, eager, torch.compile, speed of light) -> done.
+
+Every seed is drawn here from the OS's random source, per evaluation (weights, every input set):
+nothing in the options or the candidate's reach predicts an input.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import time
 import traceback
 from pathlib import Path
@@ -20,17 +24,18 @@ from typing import Any
 
 import torch
 
-from . import audit, integrity, kernels, poison
 from . import harness as H
 from . import precision as P
-from .compare import changes_across, compare
-from .problem import CandidateError, ProblemError, load_candidate, load_problem
+from .compare import changes_across, compare, flatten
+from .judge_io import Remote
+from .judge_link import CandidateLink, deadline
+from .problem import ProblemError, load_problem
 from .signing import sign
 from .types import EvalOptions, EvalResult, Rejected
 
 
 class Worker:
-    def __init__(self, req: dict[str, Any], progress: Path):
+    def __init__(self, req: dict[str, Any], progress: Path, link: CandidateLink | None = None):
         self.opts = EvalOptions.from_dict(req["options"])
         self.req = req
         self.progress = progress
@@ -38,9 +43,15 @@ class Worker:
         self.policy = P.policy(self.opts.precision)
         self.result = EvalResult(device=self.device, timing_is_cpu=self.device == "cpu",
                                  precision_policy=self.policy.name, precision_flags=self.policy.flags())
+        self.deadline = deadline(req, self.opts.timeout_s)
+        self.spawned = link
+        """A candidate process started before this judge imported torch (judge_main), or None."""
+        self.link: CandidateLink | None = None
 
     def stage(self, name: str) -> None:
         self.result.stage = name
+        if self.link is not None:
+            self.link.stage = name
         self.progress.write_text(name)
 
     # ---- stages -------------------------------------------------------------------------
@@ -52,8 +63,6 @@ class Worker:
             self.stage("done")
         except Rejected as r:
             self.result.fail(r.stage, r.reason, *r.checks)
-        except audit.Violation as v:
-            self.result.fail(self.result.stage, str(v), v.check)
         except ProblemError as e:
             self.result.usage_error = True
             self.result.fail("load", str(e))
@@ -67,62 +76,60 @@ class Worker:
         if self.device == "cuda":
             self.result.gpu_name = torch.cuda.get_device_name()
         self.problem = load_problem(self.req["problem_source"], self.opts.size, self.req["problem_name"])
-        # Candidate code runs only inside the guard (audit.py); the judge's tools are checked after it.
-        self.integrity = integrity.Integrity()
-        (scratch := self.progress.parent / "scratch").mkdir(exist_ok=True)
-        self.guard = audit.Guard(scratch, self.req["candidate_name"], self.progress.parent.resolve(),
-                                 self.req["problem_name"], after=self.integrity.verify_quick)
-        try:
-            with self.guard:
-                self.cand_module = load_candidate(self.req["candidate_source"], self.req["candidate_name"])
-        except CandidateError as e:
-            raise Rejected("load", str(e), "load") from None
-        self.integrity.verify("the candidate's import")
-        self.ref = self._build_reference()
+        # Shared buffers come from a pool of their own: an IPC handle exposes a whole segment.
+        self.pool = torch.cuda.MemPool() if self.device == "cuda" else None
+        with self.spawned or CandidateLink(self.device, self.deadline, self.progress.parent) as link:
+            self.link = link
+            try:
+                self._stages(link)
+            finally:
+                tail = link.log_tail()
+                if tail.strip():
+                    print(f"--- candidate process output ---\n{tail}", flush=True)
+
+    def _stages(self, link: CandidateLink) -> None:
+        self.remote = Remote(link, self.device, self.pool)
+        weight_seed = H.secret_seed()
+        self.ref, init_values = self._build_reference(weight_seed)  # while the candidate starts
+        self.ref64 = H.double_copy(self.ref)
+        # Measured before the candidate is imported, so the candidate cannot inflate it.
+        self.ping_ms = self.remote.ping_ms()
+        reply = link.request({"cmd": "init", "device": self.device, "precision": self.policy.name,
+                              "source": self.req["candidate_source"],
+                              "filename": self.req["candidate_name"], "weight_seed": weight_seed,
+                              "problem_file": self.req["problem_name"],
+                              "init_values": init_values})
+        if not reply.get("ok"):
+            stage = "load" if reply.get("stage") == "load" else "compile"
+            check = reply.get("check") if reply.get("check") in ("audit", "integrity") else \
+                "load" if stage == "load" else "compile_error"
+            raise Rejected(stage, str(reply.get("error"))[:600], check)
+        self.cand_params = reply.get("params") or []
         self.stage("compile")
-        self.cand = self.guard.wrap(self._build_candidate())
-        self.integrity.verify("the candidate's construction and first forward")
-        self.stage("correctness")
         self._correctness()
-        self.integrity.verify("the correctness trials")
         self.stage("timing")
         self._timing()
-        self.integrity.verify("the timing runs")
 
-    def _build_reference(self) -> torch.nn.Module:
+    def _build_reference(self, weight_seed: int) -> tuple[torch.nn.Module, list[Any]]:
+        """The reference, built as harness.build does, and the init values the candidate gets:
+        get_init_inputs() runs here only, under a seed of its own, so both models see the same
+        values and the same weight seed."""
+        name = self.req["problem_name"]
         try:
-            return H.build(self.problem.model_cls, self.problem, self.opts.seed, self.device)
+            H.seeded(H.secret_seed())
+            init_values = list(self.problem.get_init_inputs())
+            H.seeded(weight_seed)
+            ref = self.problem.model_cls(*init_values).to(self.device)
         except Exception as e:
-            raise ProblemError(f"{self.req['problem_name']}: Model(*get_init_inputs()) failed: "
-                               f"{type(e).__name__}: {e}") from None
+            raise ProblemError(f"{name}: Model(*get_init_inputs()) failed: {type(e).__name__}: {e}") from None
+        return ref, H.to_device(init_values, "cpu")
 
-    def _build_candidate(self) -> torch.nn.Module:
-        try:
-            with self.guard:
-                model = H.build(self.cand_module.ModelNew, self.problem, self.opts.seed, self.device,
-                                wrap=poison.poisoned())
-        except Exception as e:
-            raise Rejected("compile", f"ModelNew(*get_init_inputs()) failed: {_one_line(e)}",
-                           "compile_error") from None
-        inputs = H.make_inputs(self.problem, self.opts.seed, self.device)
-        try:
-            # Poisoned here too: a CUDA graph captured on this first call records the NaN fill of
-            # its own output buffers, so an element it never writes stays NaN in every replay.
-            with torch.no_grad(), P.applied(self.policy), kernels.recording() as seen, \
-                    poison.poisoned(), self.guard:
-                model(*H.clone(inputs))
-                _sync(self.device)
-        except Exception as e:
-            raise Rejected("compile", f"first forward failed: {_one_line(e)}", "compile_error") from None
-        self.result.kernel_names = kernels.own_kernels(seen, self.cand_module.__name__)
-        self.result.custom_kernels = len(self.result.kernel_names)
-        return model
-
-    def _reference_outputs(self, inputs: list[Any]) -> tuple[Any, Any, bool]:
+    def reference_outputs(self, inputs: list[Any]) -> tuple[Any, Any, bool, list[Any]]:
         """(float64 output, PyTorch's fp32 output under the precision policy, whether the
-        reference mutated its inputs). The fp32 output is the error-multiple rule's yardstick, so it
-        is computed under the policy's flags, as the baselines run (TF32 convolutions under
-        `default`): the tolerance follows the policy while the float64 reference stays the judge."""
+        reference mutated its inputs, the inputs it ran on). The fp32 output is the error-multiple
+        rule's yardstick, so it is computed under the policy's flags, as the baselines run (TF32
+        convolutions under `default`): the tolerance follows the policy while the float64
+        reference stays the judge."""
         ref_in = H.clone(inputs)
         with torch.no_grad(), P.applied(self.policy):
             ref32 = self.ref(*ref_in)
@@ -131,39 +138,35 @@ class Worker:
                 ref64 = self.ref64(*H.to_double(H.clone(inputs)))
             else:  # no float64 copy: the strict fp32 result is the best reference there is
                 ref64 = H.to_double(self.ref(*H.clone(inputs)) if self.policy.any_tf32 else ref32)
-        return ref64, ref32, not H.same_values(ref_in, inputs)
-
-    def _candidate_output(self, inputs: list[Any]) -> tuple[Any, bool]:
-        cand_in = H.clone(inputs)
-        if self.device == "cuda":
-            poison.poison_cuda_allocator(2 * _nbytes(cand_in))
-        try:
-            with torch.no_grad(), P.applied(self.policy), poison.poisoned():
-                out = self.cand(*cand_in)
-                _sync(self.device)
-        except Exception as e:
-            raise Rejected("correctness", f"forward failed: {_one_line(e)}", "runtime_error") from None
-        return out, not H.same_values(cand_in, inputs)
+        return ref64, ref32, not H.same_values(ref_in, inputs), ref_in
 
     def _correctness(self) -> None:
-        self.ref64 = H.double_copy(self.ref)
-        trials = [(f"trial {i}", self.opts.seed + i, None) for i in range(self.opts.trials)]
-        trials += [(f"perturbed {name}", self.opts.seed + 1000 + j, fn)
-                   for j, (name, fn) in enumerate(H.PERTURBATIONS.items())]
+        trials: list[tuple[str, Any]] = [(f"trial {i}", None) for i in range(self.opts.trials)]
+        trials += [(f"perturbed {name}", fn) for name, fn in H.PERTURBATIONS.items()]
         base_outputs, worst, rules = [], 0.0, set()
-        for label, seed, perturb in trials:
-            inputs = H.make_inputs(self.problem, seed, self.device, perturb)
-            ref64, ref32, ref_mutates = self._reference_outputs(inputs)
+        for label, perturb in trials:
+            inputs = H.make_inputs(self.problem, H.secret_seed(), self.device, perturb)
+            ref64, ref32, ref_mutates, ref_in = self.reference_outputs(inputs)
             if perturb is not None and not (_all_finite(ref64) and _all_finite(ref32)):
                 continue  # outside the operator's domain or fp32's range: skip, don't judge
-            out, cand_mutates = self._candidate_output(inputs)
-            if cand_mutates and not ref_mutates:
+            if self.remote.ref_desc is None:  # the first trial is the first forward
+                self.ref_mutates = ref_mutates
+                self.remote.set_contract(ref32, ref_in)
+                self.remote.add_set(0, inputs)
+            fwd = self.remote.forward(0, inputs, "trial", "compile_error" if self.result.stage ==
+                                      "compile" else "runtime_error")
+            if self.result.stage == "compile":
+                self.result.kernel_names = fwd.kernels
+                self.result.custom_kernels = len(fwd.kernels)
+                self.stage("correctness")
+            fwd.check_contract("correctness", label)
+            if fwd.mutated and not ref_mutates:
                 raise Rejected("correctness", f"{label}: the candidate modified its inputs in place; "
                                "the reference does not", "input_mutation")
-            verdict = compare(out, ref64, ref32, self.opts.atol, self.opts.rtol)
+            verdict = compare(fwd.out, ref64, ref32, self.opts.atol, self.opts.rtol)
             if not verdict.ok:
-                hint = self._param_hint()
-                raise Rejected("correctness", f"{label}: {verdict.reason}{hint}", "wrong_output")
+                raise Rejected("correctness", f"{label}: {verdict.reason}{self._param_hint()}",
+                               "wrong_output")
             worst = max(worst, verdict.max_abs_err)
             self.result.torch_fp32_err = max(self.result.torch_fp32_err or 0.0, verdict.torch_err)
             rules.add(verdict.rule)
@@ -175,10 +178,10 @@ class Worker:
         self.result.max_abs_err = worst
         self.result.pass_rule = "fp32-error-multiple" if "fp32-error-multiple" in rules else "tolerance"
         self.result.degenerate = not changes_across(base_outputs)
-        self.spot_ref = None
 
     def _param_hint(self) -> str:
-        ref, cand = H.param_shapes(self.ref), H.param_shapes(self.cand)
+        ref = H.param_shapes(self.ref)
+        cand = [tuple(s) for s in self.cand_params]
         if ref != cand:
             return (f" (ModelNew's parameters {cand[:4]}... differ from Model's {ref[:4]}...: create the "
                     "same parameters in the same order so seeding gives identical weights)")
@@ -189,18 +192,7 @@ class Worker:
         run_timing(self)
 
 
-def _sync(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
-
-
-def _nbytes(obj: Any) -> int:
-    from .roofline import tensor_bytes
-    return tensor_bytes(obj)
-
-
 def _all_finite(obj: Any) -> bool:
-    from .compare import flatten
     return all(bool(torch.isfinite(t).all()) for _, t in flatten(obj)
                if isinstance(t, torch.Tensor) and t.is_floating_point())
 
@@ -210,22 +202,18 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg[:400]}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    # The signing key arrives on stdin before any problem or candidate code runs.
-    key = bytes.fromhex(sys.stdin.readline().strip())
-    req_path, res_path, progress = (Path(a) for a in (argv or sys.argv[1:]))
-    req = json.loads(req_path.read_text())
-    req_path.unlink()
-    worker = Worker(req, progress)
+def judge(key: bytes, req: dict[str, Any], res_path: Path, progress: Path,
+          link: CandidateLink | None = None) -> int:
+    """Evaluate `req` and write its result, signed with `key`, to `res_path`."""
+    worker = Worker(req, progress, link)
     try:
         result = worker.run()
     except BaseException as e:  # an unexpected harness error is still an outcome, never a hang
         traceback.print_exc()
         result = worker.result.fail(worker.result.stage, f"evaluator error: {_one_line(e)}", "harness")
+    finally:
+        if link is not None:
+            link.close()
     body = json.dumps(result.to_dict())
     res_path.write_text(json.dumps({"result": body, "mac": sign(key, body)}))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

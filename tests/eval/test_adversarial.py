@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from kernelskill.eval.api import _run_worker, evaluate
+from kernelskill.eval.harness import PERTURBATIONS
 from kernelskill.eval.types import EvalOptions, EvalResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
@@ -44,7 +45,7 @@ def test_good_triton_candidate_is_accepted() -> None:
     r = run(good())
     assert r.correct, r.reason
     assert r.stage == "done" and r.custom_kernels == 1 and r.kernel_names == ["relu_scale_kernel"]
-    assert r.trials_run == 3 and r.perturbed_trials == 2 and r.pass_rule == "tolerance"
+    assert r.trials_run == 3 and r.perturbed_trials == len(PERTURBATIONS) and r.pass_rule == "tolerance"
     assert r.timing_is_cpu and r.speedup_vs_eager is None  # CPU timings are never speedups
 
 
@@ -138,7 +139,7 @@ def test_syntax_error_and_missing_modelnew() -> None:
 
 def test_hang_is_killed_by_the_timeout() -> None:
     src = cand("while True:\n    x = x + 0\nreturn x")
-    opts = EvalOptions(device="cpu", size="small", trials=1, timeout_s=8, baselines=False)
+    opts = EvalOptions(device="cpu", size="small", trials=1, timeout_s=20, baselines=False)
     r = run(src, opts)
     rejected(r, "compile", "timeout", "timed out")
 
@@ -151,10 +152,12 @@ def test_crash_is_an_outcome() -> None:
 
 
 def test_forged_result_file_is_not_believed() -> None:
-    # A candidate that writes its own "correct" result where the worker would, then exits. Past the
-    # static checks, the audit hook refuses the write (the worker's folder is not the candidate's).
+    # A candidate that writes its own "correct" result where a worker's might be, then exits. Past
+    # the static checks, the audit hook refuses the write outside its scratch folder; and the
+    # candidate runs in a process of its own, without the key, so nothing it writes is believed.
     forged = '{"result": "{\\\\"correct\\\\": true}", "mac": "0"}'
-    src = cand(f"import sys, pathlib, os\npathlib.Path(sys.argv[2]).write_text({forged!r})\nos._exit(0)")
+    src = cand("import pathlib, os\nfor d in (pathlib.Path('.'), pathlib.Path('..')):\n"
+               f"    (d / 'result.json').write_text({forged!r})\nos._exit(0)")
     r = _run_worker(PROBLEM, src, OPTS, "relu_scale.py", "cand.py", EvalResult(device="cpu"))
     assert not r.correct and "audit" in r.failed_checks and "result.json" in (r.reason or "")
 

@@ -1,0 +1,118 @@
+"""The output contract: what a forward returned, described as plain data, and checked exactly.
+
+The candidate process describes its output (structure, exact type, dtype, shape, device, whether a
+tensor shares memory with an input) as JSON; the judge describes the reference's output the same
+way and accepts nothing but the same shape of thing: a tensor is not a 1-tuple, a list is not a
+tuple, a Tensor subclass is not a tensor, and an output that is an input's buffer is rejected where
+the reference's is not. Tensor values never travel in a description: the candidate copies them into
+output slots the judge owns (eval/wire.py), in `tensor_leaves` order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+# Rationale: a forward's output is a handful of tensors; a deeper or wider structure is either a
+# bug or an attempt to make the judge allocate without bound.
+MAX_DEPTH, MAX_LEAVES = 8, 256
+
+
+def _storage_ptr(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+def describe(obj: Any, inputs: list[Any]) -> dict[str, Any]:
+    """A JSON-able description of `obj`; `inputs` are the tensors the forward was handed."""
+    in_ptrs = [_storage_ptr(x) for x in inputs if isinstance(x, torch.Tensor) and x.numel()]
+    count = [0]
+
+    def walk(o: Any, depth: int) -> dict[str, Any]:
+        count[0] += 1
+        if depth > MAX_DEPTH or count[0] > MAX_LEAVES:
+            return {"t": "too_big"}
+        if isinstance(o, torch.Tensor):
+            return {"t": "tensor", "exact": type(o) is torch.Tensor, "type": type(o).__name__,
+                    "dtype": str(o.dtype).removeprefix("torch."), "shape": list(o.shape),
+                    "device": o.device.type, "layout": str(o.layout).removeprefix("torch."),
+                    "alias": bool(o.numel()) and _storage_ptr(o) in in_ptrs}
+        if type(o) in (tuple, list):
+            return {"t": type(o).__name__, "items": [walk(x, depth + 1) for x in o]}
+        if type(o) is bool or o is None:
+            return {"t": "const", "v": o}
+        if type(o) in (int, float):
+            return {"t": type(o).__name__, "v": o if not isinstance(o, float) or math.isfinite(o)
+                    else repr(o)}
+        return {"t": "other", "type": type(o).__name__}
+
+    return walk(obj, 0)
+
+
+def tensor_leaves(obj: Any) -> list[torch.Tensor]:
+    """The tensors of a nested tuple/list output, depth first (the output slots' order)."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (tuple, list)):
+        return [t for o in obj for t in tensor_leaves(o)]
+    return []
+
+
+def _kind(d: dict[str, Any]) -> str:
+    if d.get("t") == "tensor":
+        return "a tensor"
+    if d.get("t") in ("tuple", "list"):
+        return f"a {d['t']} of {len(d.get('items', []))}"
+    return f"a {d.get('type') or d.get('t')}"
+
+
+def mismatch(got: dict[str, Any], want: dict[str, Any], path: str = "out") -> tuple[str, str] | None:
+    """(check name, one-line reason) when `got` breaks the contract `want` sets, else None."""
+    if not isinstance(got, dict) or got.get("t") not in ("tensor", "tuple", "list", "const", "int",
+                                                          "float", "other", "too_big"):
+        return "output_structure", f"{path}: the candidate's output could not be described"
+    if got["t"] == "too_big":
+        return "output_structure", f"{path}: output nested deeper than {MAX_DEPTH} or wider than {MAX_LEAVES}"
+    if got["t"] != want["t"] and not (got["t"] in ("int", "float") and want["t"] in ("int", "float")):
+        return "output_structure", f"{path}: got {_kind(got)}, expected {_kind(want)}"
+    if want["t"] in ("tuple", "list"):
+        items, wanted = got.get("items") or [], want["items"]
+        if len(items) != len(wanted):
+            return "output_structure", f"{path}: got {_kind(got)}, expected {_kind(want)}"
+        for i, (g, w) in enumerate(zip(items, wanted, strict=True)):
+            bad = mismatch(g, w, f"{path}[{i}]")
+            if bad:
+                return bad
+        return None
+    if want["t"] != "tensor":
+        return None  # numbers are compared by value (compare.py)
+    if not got.get("exact") or got.get("layout") != "strided":
+        return "output_type", (f"{path}: got a {got.get('type')} ({got.get('layout')}), expected a "
+                               "plain strided torch.Tensor")
+    for key in ("dtype", "shape", "device"):
+        if got.get(key) != want[key]:
+            return f"output_{key}", f"{path}: {key} {got.get(key)}, expected {want[key]}"
+    if got.get("alias") and not want["alias"]:
+        return "output_aliases_input", (f"{path}: the output is an input's own buffer; the reference "
+                                        "returns a new tensor")
+    return None
+
+
+def rebuild(desc: dict[str, Any], tensors: list[torch.Tensor]) -> Any:
+    """The output object a description stands for, with `tensors` (in leaf order) as its leaves."""
+    it = iter(tensors)
+
+    def walk(d: dict[str, Any]) -> Any:
+        if d["t"] == "tensor":
+            return next(it)
+        if d["t"] in ("tuple", "list"):
+            items = [walk(x) for x in d["items"]]
+            return tuple(items) if d["t"] == "tuple" else items
+        if d["t"] == "float":
+            return float(d["v"])
+        if d["t"] == "int":
+            return int(d["v"])
+        return d.get("v")
+
+    return walk(desc)

@@ -1,0 +1,135 @@
+"""The judge's side of a forward in the candidate process: shared inputs in, checked outputs out.
+
+The judge owns every buffer the candidate touches. An input set is a list of shared buffers
+handed over once; before each forward the judge writes fresh values into it (its own private copy
+kept for the mutation check), poisons the output slots, sends one command and takes the reply.
+It then checks the description of the output against the reference's (eval/contract.py) and
+copies the slots into memory of its own, so nothing the candidate does later changes what the
+judge compares.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from . import contract, wire
+from . import harness as H
+from .judge_link import CandidateLink
+from .poison import fill_poison
+from .problem import ProblemError
+from .types import Rejected
+
+
+class SharedSet:
+    """One input set in shared memory: a buffer per tensor input, other inputs by value."""
+
+    def __init__(self, inputs: list[Any], pool: Any):
+        if any(isinstance(x, (list, tuple, dict)) for x in inputs):
+            raise ProblemError("get_inputs() returns a nested structure; the evaluator hands a "
+                               "candidate a flat list of tensors and numbers")
+        self.items = [wire.shared_like(x, pool) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    def fill(self, inputs: list[Any]) -> None:
+        if len(inputs) != len(self.items) or any(
+                isinstance(b, torch.Tensor) != isinstance(x, torch.Tensor)
+                or (isinstance(b, torch.Tensor) and (b.shape != x.shape or b.dtype != x.dtype))
+                or (not isinstance(b, torch.Tensor) and b != x)
+                for b, x in zip(self.items, inputs, strict=False)):
+            raise ProblemError("get_inputs() returns different shapes, dtypes or values across "
+                               "seeds; only tensor values may vary")
+        for b, x in zip(self.items, inputs, strict=True):
+            if isinstance(b, torch.Tensor):
+                b.copy_(x)
+
+    def handover(self) -> tuple[list[tuple[str, Any]], list[int]]:
+        fds: list[int] = []
+        items = [("tensor", wire.export(x, fds)) if isinstance(x, torch.Tensor) else ("value", x)
+                 for x in self.items]
+        return items, fds
+
+
+@dataclass
+class Forward:
+    """One forward as the judge saw it."""
+
+    out: Any
+    """The output, rebuilt from the judge's own copies of the slots."""
+    mutated: bool
+    ms: float
+    """The candidate's own time for the forward (untrusted: bounded by `wall_ms`)."""
+    wall_ms: float
+    """The judge's wall clock from sending the command to receiving the reply."""
+    kernels: list[str]
+    broken: tuple[str, str] | None = None
+    """(check, reason) when the output breaks the reference's contract (then `out` is None)."""
+
+    def check_contract(self, stage: str, label: str) -> None:
+        if self.broken:
+            raise Rejected(stage, f"{label}: {self.broken[1]}", self.broken[0])
+
+
+class Remote:
+    """Forwards of the candidate on judge-owned inputs, checked against the reference's contract."""
+
+    def __init__(self, link: CandidateLink, device: str, pool: Any):
+        self.link, self.device, self.pool = link, device, pool
+        self.sets: dict[int, SharedSet] = {}
+        self.slots: list[torch.Tensor] = []
+        self.ref_desc: dict[str, Any] | None = None
+
+    def set_contract(self, ref_out: Any, ref_in: list[Any]) -> None:
+        """The reference's output fixes the structure, and so the slots, every forward must fill."""
+        self.ref_desc = contract.describe(ref_out, ref_in)
+        self.slots = [wire.shared_like(t.detach(), self.pool) for t in contract.tensor_leaves(ref_out)]
+        fds: list[int] = []
+        specs = [wire.export(s, fds) for s in self.slots]
+        self._ok(self.link.request({"cmd": "slots", "specs": specs}, fds), "runtime_error")
+
+    def add_set(self, set_id: int, inputs: list[Any]) -> None:
+        self.sets[set_id] = shared = SharedSet(inputs, self.pool)
+        items, fds = shared.handover()
+        self._ok(self.link.request({"cmd": "inputs", "set": set_id, "items": items}, fds), "runtime_error")
+
+    def forward(self, set_id: int, inputs: list[Any], mode: str, check: str) -> Forward:
+        """Run the candidate on `inputs` (written into set `set_id`); `check` names a failure."""
+        shared = self.sets[set_id]
+        shared.fill(inputs)
+        for s in self.slots:
+            fill_poison(s)  # a slot the candidate does not write reads as NaN, not as a stale output
+        self._sync()
+        nbytes = sum(x.numel() * x.element_size() for x in shared.items if isinstance(x, torch.Tensor))
+        t0 = time.perf_counter()
+        reply = self.link.request({"cmd": "run", "set": set_id, "mode": mode, "poison": 2 * nbytes})
+        wall_ms = (time.perf_counter() - t0) * 1e3
+        self._ok(reply, check, "forward failed: ")
+        ms = reply.get("ms")
+        if not isinstance(ms, (int, float)) or not ms >= 0:
+            raise Rejected(self.link.stage, f"the candidate process reported a time of {ms!r}", "crash")
+        kernels = [k for k in reply.get("kernels") or [] if isinstance(k, str)][:64]
+        bad = contract.mismatch(reply.get("out"), self.ref_desc)
+        out = None if bad else contract.rebuild(reply["out"], [s.clone() for s in self.slots])
+        self._sync()
+        return Forward(out, not H.same_values(shared.items, inputs), float(ms), wall_ms, kernels, bad)
+
+    def ping_ms(self, n: int = 20) -> float:
+        """Median round trip of a command that does nothing: the IPC and Python cost per call."""
+        samples = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            self._ok(self.link.request({"cmd": "ping"}), "crash")
+            samples.append((time.perf_counter() - t0) * 1e3)
+        return sorted(samples)[len(samples) // 2]
+
+    def _ok(self, reply: dict[str, Any], check: str, prefix: str = "") -> None:
+        if reply.get("ok") is not True:
+            # The candidate process names the run-time guard's verdict; nothing else it says is a check.
+            named = reply.get("check") if reply.get("check") in ("audit", "integrity") else check
+            raise Rejected(self.link.stage, f"{prefix}{str(reply.get('error'))[:500]}", named)
+
+    def _sync(self) -> None:
+        if self.device == "cuda":
+            torch.cuda.synchronize()
