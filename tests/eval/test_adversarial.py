@@ -139,7 +139,7 @@ def test_syntax_error_and_missing_modelnew() -> None:
 
 def test_hang_is_killed_by_the_timeout() -> None:
     src = cand("while True:\n    x = x + 0\nreturn x")
-    opts = EvalOptions(device="cpu", size="small", trials=1, timeout_s=20, baselines=False)
+    opts = EvalOptions(device="cpu", size="small", trials=1, timeout_s=12, baselines=False)
     r = run(src, opts)
     rejected(r, "compile", "timeout", "timed out")
 
