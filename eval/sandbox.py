@@ -380,7 +380,8 @@ def report() -> list[str]:
     active = {"env": "allowlisted environment, HOME/TMPDIR/caches in scratch, run token",
               "net": "own network namespace (loopback down)",
               "pid": "own PID namespace: every descendant dies with the child",
-              "mount": "read-only file system, hidden credentials and kernelskill cache, private /tmp",
+              "mount": "read-only file system, home empty but import folders, hidden credentials and "
+                       "kernelskill cache, /run without sockets, private /tmp",
               "uid": f"runs as uid {layers.uid}", "caps": "uid 0 with every capability dropped",
               "rlimits": "core 0, open files, file size 256 MiB, CPU time; address space on cpu only"}
     if "pid" not in layers.namespaces:
