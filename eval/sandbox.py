@@ -404,7 +404,8 @@ def report() -> list[str]:
               "net": "own network namespace (loopback down)",
               "pid": "own PID namespace: every descendant dies with the child",
               "mount": "read-only file system but scratch and the compile caches, home empty but import "
-                       "folders, hidden credentials and kernelskill state, /run without sockets, private /tmp",
+                       "folders, hidden credentials and kernelskill state, /run without sockets, "
+                       "private /tmp",
               "uid": f"runs as uid {layers.uid}", "caps": "uid 0 with every capability dropped",
               "rlimits": "core 0, open files, file size 256 MiB, CPU time; address space on cpu only"}
     if "pid" not in layers.namespaces:
