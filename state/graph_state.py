@@ -69,6 +69,10 @@ class RunSettings(BaseModel):
     profile_budget_s: float = 25.0
     script: list[str] = Field(default_factory=list)
     """Candidate sources the 'scripted' author replays (tests, demos)."""
+    out: str | None = None
+    """Absolute output folder of a command-line run (None: runs/<problem>); a resume writes there."""
+    config: str | None = None
+    """Absolute path of the configuration file the run was started with, reloaded on resume."""
 
     @model_validator(mode="before")
     @classmethod
