@@ -36,7 +36,7 @@ def run_timing(w: Worker) -> None:
     spot = len(sets) - 1
     with P.applied(w.policy):
         cand = timer.time(w.cand, sets, keep_output_of=spot)
-    r.runtime_ms, r.wall_ms = cand.median_ms, cand.wall_ms
+    r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
     # Spot check: a timed run's output must still be right (no fast path that only runs when timed).
     ref64, ref32, _ = w._reference_outputs(sets[spot])
     verdict = compare(cand.last_output, ref64, ref32, w.opts.atol, w.opts.rtol)

@@ -35,6 +35,9 @@ def describe(node: str, update: dict[str, Any]) -> str | None:
         return f"{node}: no candidate: {errors[0] if errors else 'the author produced nothing'}"
     if node == "reviewer":
         v = update["verdict"]
+        repeat = [a.repeat_of for a in update.get("attempts", []) if a.repeat_of is not None]
+        if repeat:
+            return f"reviewer: repeat of attempt {repeat[0]} (same source), not evaluated again"
         if not v.correct:
             return f"reviewer: rejected at {v.stage}: {(v.reason or '')[:160]}"
         t = f"{v.runtime_ms:.4f} ms" if v.runtime_ms is not None else "?"

@@ -28,6 +28,8 @@ class Verdict(BaseModel):
     speedup_vs_eager: float | None = None
     speedup_vs_compile: float | None = None
     floor_ms: float | None = None
+    noise: float | None = None
+    """Relative run-to-run spread of the timed runs (eval's EvalResult.noise)."""
     custom_kernels: int = 0
     kernel_names: list[str] = Field(default_factory=list)
     timing_is_cpu: bool = True
