@@ -9,17 +9,31 @@ from typing import Any
 
 from .cmd_eval import add_device_arguments, add_precision_arguments, precision_of, resolve_device
 
+EXAMPLES = (
+    "kernelskill optimize problems/level2/01_linear_gelu_scale.py --device cpu --rounds 2",
+    "kernelskill optimize problems/level2/01_linear_gelu_scale.py --thread ID   (resume)",
+)
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .config import LLMConfig, RunConfig
+
+    run_default, llm_default = RunConfig.model_fields, LLMConfig.model_fields
     p.add_argument("problem", help="problem file (class Model, get_inputs, get_init_inputs)")
-    p.add_argument("--author", choices=["builtin", "llm"], default=None, help="who writes kernels")
-    p.add_argument("--model", default=None, help="LLM model name (with --author llm)")
-    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (with --author llm)")
+    p.add_argument("--author", choices=["builtin", "llm"], default=None, help="who writes kernels "
+                   f"(default: {run_default['author'].default}, or the config file's)")
+    p.add_argument("--model", default=None, help="LLM model name, with --author llm "
+                   f"(default: {llm_default['model'].default}, or the config file's)")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, with --author llm "
+                   "(default: $OPENAI_BASE_URL, else OpenAI's)")
     add_device_arguments(p)
-    p.add_argument("--rounds", type=int, default=None, help="optimization rounds at most")
+    p.add_argument("--rounds", type=int, default=None, help="optimization rounds at most "
+                   f"(default: {run_default['rounds'].default}, or the config file's)")
     p.add_argument("--out", default=None, help="output folder (default: runs/<problem>)")
-    p.add_argument("--thread", default=None, help="thread id: resume it if it exists, else start it")
-    p.add_argument("--config", default=None, help="configuration file (TOML, YAML or JSON)")
+    p.add_argument("--thread", default=None, help="thread id: resume it with its own options if it exists, "
+                   "else start it (default: a new thread, <problem>-<date>-<time>)")
+    p.add_argument("--config", default=None, help="configuration file, TOML, YAML or JSON "
+                   "(default: none, the built-in defaults)")
     add_precision_arguments(p)
 
 
