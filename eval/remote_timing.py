@@ -27,7 +27,7 @@ from . import harness as H
 from .compare import compare
 from .poison import poison_cuda_allocator
 from .roofline import tensor_bytes
-from .timing import Timer, implausibly_fast
+from .timing import Timer, implausibly_fast, relative_spread
 from .types import Rejected
 
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ class CandidateTiming:
     """The judge's median wall clock per call, less the measured protocol overhead."""
     overhead_ms: float
     checked: int
+    spread: float = 0.0
+    """Run-to-run noise of the reported times: interquartile range over the median (timing.py)."""
 
 
 class _Reservoir:
@@ -101,7 +103,7 @@ def time_candidate(w: Worker, timer: Timer, n_sets: int, warmup: int = 3) -> Can
     overhead = w.ping_ms + _judge_side_ms(w, timer, remote)
     stats = CandidateTiming(statistics.median(events), statistics.fmean(events), min(events),
                             len(timed), max(statistics.median(walls) - overhead, 0.0), overhead,
-                            len(kept.items))
+                            len(kept.items), relative_spread(events, statistics.median(events)))
     if implausibly_fast(stats.median_ms, statistics.median(walls), overhead, w.ping_ms, cuda):
         raise Rejected("timing", f"the judge's wall clock saw {statistics.median(walls):.3f} ms per "
                        f"call ({overhead:.3f} ms of it protocol) where the candidate reported "

@@ -39,8 +39,9 @@ def run_timing(w: Worker) -> None:
                   min_runs=10 if cuda else 2, max_runs=200 if cuda else 5)
     sets = _input_sets(w)
     cand = time_candidate(w, timer, len(sets))
-    r.runtime_ms, r.wall_ms = cand.median_ms, cand.wall_ms
-    r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
+    r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
+    with P.applied(w.policy):  # counting runs the reference once: under the same flags too
+        r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
     if cuda:
         c = roofline.load_ceilings()
         # A floor is a lower bound: any TF32 the policy allows (convolutions under `default`) counts.

@@ -79,6 +79,9 @@ class EvalResult:
     """The reference output barely changes across trials: correctness is weakly certified."""
     wall_ms: float | None = None
     """Wall-clock cross-check per call, full device synchronize included."""
+    noise: float | None = None
+    """Run-to-run spread of the candidate's timed runs (interquartile range / median): a gain
+    smaller than this is not a measured gain."""
     flops: float | None = None
     bytes: float | None = None
     kernel_names: list[str] = field(default_factory=list)

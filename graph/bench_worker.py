@@ -50,6 +50,8 @@ def make_runner(setup: dict[str, Any]) -> Runner:
         except ProblemError as e:
             raise RuntimeError(str(e).splitlines()[0]) from None
         problem = Problem(name=task["name"], path=task["path"], source=source, size=settings.size)
+        if not server:
+            _check_reference(problem, settings, out / "threads.sqlite", task["thread_id"])
         if server:
             from .bench_server import run_on_server
 
@@ -61,6 +63,20 @@ def make_runner(setup: dict[str, Any]) -> Runner:
                 resume_hint="kernelskill bench --resume --out <the bench folder>")
 
     return run_task
+
+
+def _check_reference(problem: Any, settings: Any, checkpoints: Path, thread_id: str) -> None:
+    """A new problem's reference must run on this device and size (a child, seconds) before the
+    graph judges candidates against it; a broken one is the row's error, not every candidate's."""
+    from ..eval.reference_check import check_reference
+    from .runner import stored_state
+
+    if stored_state(checkpoints, thread_id) is not None:  # checked when the thread started
+        return
+    why = check_reference(problem.source, settings.device, settings.size, settings.precision,
+                          problem.path, timeout_s=settings.eval_timeout_s)
+    if why:
+        raise RuntimeError(why)
 
 
 def _logger(out: Path) -> tuple[Say, Callable[[], None]]:

@@ -12,7 +12,7 @@ import importlib
 import sys
 
 # Subcommand -> (module under kernelskill.graph, one-line help). Each module defines
-# `add_arguments(parser)` (or `parse_args(argv)`) and `run(args) -> int`.
+# `add_arguments(parser)` and `EXAMPLES` (or `parse_args(argv)`), and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "optimize": ("cmd_optimize", "run the agent graph on a problem; write solution.py and report.json"),
     "eval": ("cmd_eval", "check a candidate ModelNew against a problem and time it"),
@@ -28,8 +28,43 @@ class UsageError(Exception):
     """A user mistake: printed as one line, exit code 2."""
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Shows each option's default, except where the help text already says it or there is none
+    to show (None and False mean "not given": the help text says what then happens); keeps the
+    example epilog's line breaks."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text.lower() or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+
+def example(*lines: str) -> str:
+    """A command's --help epilog: one or more example command lines."""
+    return "example:\n" + "\n".join(f"  {ln}" for ln in lines)
+
+
+def version() -> str:
+    """The installed package's version; in a source checkout without metadata, pyproject's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("kernelskill")
+    except metadata.PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        return tomllib.loads(pyproject.read_text())["project"]["version"]
+
+
 def _overview() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kernelskill", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="kernelskill", description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter, epilog=example(
+                                         "kernelskill optimize problems/level2/01_linear_gelu_scale.py "
+                                         "--device cpu --rounds 2", "kernelskill COMMAND --help"))
+    parser.add_argument("--version", action="version", version=f"kernelskill {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in COMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)
@@ -38,8 +73,10 @@ def _overview() -> argparse.ArgumentParser:
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, object]:
     """Parse argv for one command, importing only that command's module."""
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+    if not argv or argv[0] in ("-h", "--help", "--version") or argv[0] not in COMMANDS:
         overview = _overview()
+        if argv and argv[0] == "--version":
+            overview.parse_args(argv[:1])  # prints the version, exits 0
         if argv and argv[0] not in ("-h", "--help"):
             overview.error(f"unknown command {argv[0]!r}")
         overview.print_help()
@@ -48,7 +85,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, object]:
     mod = importlib.import_module(f"kernelskill.graph.{COMMANDS[name][0]}")
     if hasattr(mod, "parse_args"):  # a command that builds its own parser
         return mod.parse_args(argv[1:]), mod
-    p = argparse.ArgumentParser(prog=f"kernelskill {name}", description=COMMANDS[name][1])
+    p = argparse.ArgumentParser(prog=f"kernelskill {name}", description=COMMANDS[name][1],
+                                formatter_class=HelpFormatter, epilog=example(*mod.EXAMPLES))
     mod.add_arguments(p)
     return p.parse_args(argv[1:]), mod
 

@@ -18,6 +18,11 @@ from typing import Any
 
 from .bench_records import SETTINGS, BenchSettings, ResultRow
 
+EXAMPLES = (
+    "kernelskill bench problems/level1 --device cpu --jobs 2 --rounds 1 --out runs/bench-cpu",
+    "kernelskill bench --resume --out runs/bench-cpu",
+)
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from .cmd_eval import add_device_arguments, add_precision_arguments
@@ -27,8 +32,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "checkout's KernelBench/); with --resume, default: the bench's own")
     p.add_argument("--author", choices=["builtin", "llm"], default=None,
                    help="who writes kernels (default builtin)")
-    p.add_argument("--model", default=None, help="LLM model name (with --author llm)")
-    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (with --author llm)")
+    p.add_argument("--model", default=None,
+                   help="LLM model name, with --author llm (default: the config file's llm.model)")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, with --author llm "
+                   "(default: $OPENAI_BASE_URL, else OpenAI's)")
     add_device_arguments(p)
     p.add_argument("--gpus", default=None,
                    help="GPU indices to use, one worker each, e.g. 0,1,2 (default: all visible)")
@@ -39,13 +46,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="continue the bench in --out: skip finished problems")
     p.add_argument("--redo", action="append", default=[], metavar="GLOB",
                    help="with --resume: run the matching problems again even if finished (a fresh "
-                        "thread; the new row supersedes the old one); repeatable")
+                        "thread; the new row supersedes the old one); repeatable (default: none)")
     p.add_argument("--filter", action="append", default=[], metavar="GLOB",
-                   help="only problems whose key (level1/11_gelu) or file stem matches; repeatable")
-    p.add_argument("--rounds", type=int, default=None, help="optimization rounds per problem at most")
+                   help="only problems whose key (level1/11_gelu) or file stem matches; repeatable "
+                        "(default: all)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="optimization rounds per problem at most (default: the config file's run.rounds, 6)")
     p.add_argument("--server", default=None, metavar="URL",
-                   help="run each problem as a thread on this LangGraph server instead of in-process")
-    p.add_argument("--config", default=None, help="configuration file (TOML, YAML or JSON)")
+                   help="run each problem as a thread on this LangGraph server instead of in-process "
+                        "(default: none, in-process)")
+    p.add_argument("--config", default=None, help="configuration file, TOML, YAML or JSON "
+                   "(default: none, the built-in defaults)")
     add_precision_arguments(p)
 
 

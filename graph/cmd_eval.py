@@ -50,6 +50,9 @@ def resolve_device(device: str | None, size: str | None) -> tuple[str, str]:
     return device, size or ("full" if device == "cuda" else "small")
 
 
+EXAMPLES = ("kernelskill eval problems/level1/11_gelu.py my_candidate.py --device cpu --trials 2",)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", nargs="?", help="problem file (class Model, get_inputs, get_init_inputs)")
     p.add_argument("candidate", nargs="?", help="candidate file defining class ModelNew")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+EXAMPLES = ("kernelskill graph --mermaid > graph.mmd",)
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mermaid", action="store_true", help="print the Mermaid drawing (the default)")

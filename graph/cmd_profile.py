@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from ..state.records import Profile
 
 
+EXAMPLES = (
+    "kernelskill profile problems/level2/01_linear_gelu_scale.py runs/01_linear_gelu_scale/solution.py",
+)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", help="problem file (class Model, get_inputs, get_init_inputs)")
     p.add_argument("candidate", nargs="?", help="candidate file defining ModelNew (default: the reference)")

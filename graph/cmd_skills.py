@@ -8,9 +8,10 @@ import argparse
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """skill_index/cli.py registers `skills` under a subparsers object; give it one."""
     from ..skill_index.cli import add_skills_parser
+    from .cli import HelpFormatter
 
     top = argparse.ArgumentParser(prog="kernelskill")
-    add_skills_parser(top.add_subparsers(dest="command"))
+    add_skills_parser(top.add_subparsers(dest="command"), HelpFormatter)
     return top.parse_args(["skills", *argv])
 
 

@@ -25,6 +25,9 @@ DEFAULT_SKIP = ["torch", "triton"]
 SKIP_PREFIXES = ("nvidia-",)  # CUDA runtime wheels come with the GPU node's torch
 
 
+EXAMPLES = ("kernelskill wheelhouse wheels/ --python-version 3.12",)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("out", help="folder to fill with wheels")
     p.add_argument("--python-version", default="3.12", help="target interpreter (default 3.12)")

@@ -17,6 +17,8 @@ def after_review(state: GraphState) -> Literal["profiler", "repairer", "planner"
     v = state.verdict
     if v is None or v.usage_error:
         return "finalize"
+    if state.attempts and state.attempts[-1].repeat_of is not None:  # judged before: move on
+        return "planner" if state.best is not None else "finalize"
     if v.correct:
         return "profiler"
     if state.repairs < state.settings.repairs:

@@ -16,6 +16,7 @@ from ..state.graph_state import GraphState, RunSettings
 from ..state.records import Problem
 from .build import build_graph, serializer
 from .report import build_report, delivered_verdict, solution_header
+from .resume import resume_command
 
 Printer = Callable[[str], None]
 
@@ -34,6 +35,9 @@ def describe(node: str, update: dict[str, Any]) -> str | None:
         return f"{node}: no candidate: {errors[0] if errors else 'the author produced nothing'}"
     if node == "reviewer":
         v = update["verdict"]
+        repeat = [a.repeat_of for a in update.get("attempts", []) if a.repeat_of is not None]
+        if repeat:
+            return f"reviewer: repeat of attempt {repeat[0]} (same source), not evaluated again"
         if not v.correct:
             return f"reviewer: rejected at {v.stage}: {(v.reason or '')[:160]}"
         t = f"{v.runtime_ms:.4f} ms" if v.runtime_ms is not None else "?"
@@ -59,6 +63,22 @@ def write_outputs(state: GraphState, thread_id: str, out_dir: Path) -> tuple[Pat
     (out_dir / "solution.py").write_text(solution_header(state, thread_id) + source)
     (out_dir / "report.json").write_text(json.dumps(build_report(state, thread_id), indent=1, default=str))
     return out_dir / "solution.py", is_reference
+
+
+def stored_state(checkpoints: Path, thread_id: str) -> GraphState | None:
+    """The thread's last checkpointed state, or None when it does not exist (nothing is created:
+    a command that ends up refusing its input leaves no database behind)."""
+    if not checkpoints.exists():
+        return None
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
+    try:
+        graph = build_graph(SqliteSaver(conn, serde=serializer()))
+        values = graph.get_state({"configurable": {"thread_id": thread_id}}).values
+        return GraphState.model_validate(values) if values else None
+    finally:
+        conn.close()
 
 
 def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Path, out_dir: Path,
@@ -97,7 +117,9 @@ def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Pa
                     if line:
                         say(line)
         except KeyboardInterrupt:
-            hint = resume_hint or f"kernelskill optimize {problem.path} --thread {thread_id}"
+            stored = graph.get_state(config).values
+            kept = RunSettings.model_validate(stored["settings"]) if stored else settings
+            hint = resume_hint or resume_command(problem.path, thread_id, kept)
             say(f"interrupted: resume with `{hint}`")
             raise
         final = GraphState.model_validate(graph.get_state(config).values)

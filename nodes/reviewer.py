@@ -1,7 +1,9 @@
 """Reviewer: runs the candidate through the evaluator (in a child process) and logs the attempt.
 
-A correct candidate that beats the best so far (by `min_gain`, or by being the first correct
-one) becomes the new best; the best correct candidate is never lost. Skill experience is
+A correct candidate that beats the best so far (by `min_gain` and the measured timing noise, or
+by being the first correct one) becomes the new best; a candidate byte-identical to one already
+judged in this thread is not evaluated again (its earlier verdict is logged as a repeat); the
+best correct candidate is never lost. Skill experience is
 written back to long-term memory after every attempt that applied a skill.
 """
 
@@ -38,14 +40,46 @@ def speed(v: Verdict | None) -> float | None:
 
 
 def is_better(new: Verdict, best: Verdict | None, min_gain: float) -> bool:
-    """Pure: does `new` replace `best`? The first correct candidate always does."""
+    """Pure: does `new` replace `best`? The first correct candidate always does; a later one must
+    be faster by more than `min_gain` and by more than the run-to-run noise either timing
+    measured (a 1 % "gain" inside a 4 % spread is noise, not a new best)."""
     if not new.correct:
         return False
     if best is None or not best.correct or best.runtime_ms is None:
         return True
     if new.runtime_ms is None:
         return False
-    return new.runtime_ms * min_gain < best.runtime_ms
+    need = max(min_gain, 1.0 + (new.noise or 0.0), 1.0 + (best.noise or 0.0))
+    return new.runtime_ms * need < best.runtime_ms
+
+
+_NO_SOURCE = source_hash("")  # attempts where the author produced nothing carry this hash
+
+
+def earlier_evaluation(state: GraphState, h: str) -> int | None:
+    """Index of the attempt that already evaluated source hash `h` in this thread, if any."""
+    for i, a in enumerate(state.attempts):
+        if a.source_hash == h and h != _NO_SOURCE and a.repeat_of is None and a.stage != "author":
+            return i
+    return None
+
+
+def repeat_verdict(earlier: Attempt, index: int, cpu: bool) -> Verdict:
+    """The earlier verdict of the same source, as the attempts log kept it, marked as a repeat."""
+    return Verdict(correct=earlier.outcome == "correct", stage=earlier.stage,
+                   reason=f"the same source as attempt {index} (round {earlier.round}): its verdict, "
+                          "not evaluated again", failed_checks=earlier.failed_checks,
+                   runtime_ms=earlier.runtime_ms, eager_ms=earlier.eager_ms, compile_ms=earlier.compile_ms,
+                   timing_is_cpu=cpu)
+
+
+def _repeat(state: GraphState, cand: Any, index: int) -> dict[str, Any]:
+    earlier = state.attempts[index]
+    attempt = earlier.model_copy(update={"round": state.round, "node": state.node, "skill_id": cand.skill_id,
+                                         "params": cand.params, "note": cand.note, "repeat_of": index,
+                                         "tokens": (cand.author_state or {}).get("tokens")})
+    return {"verdict": repeat_verdict(earlier, index, state.settings.device != "cuda"), "attempts": [attempt],
+            "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
 
 
 def evaluate_candidate(state: GraphState, source: str, baselines: bool) -> Verdict:
@@ -61,9 +95,11 @@ def reuse_baselines(v: Verdict, earlier: Verdict | None) -> Verdict:
     """Pure: give `v` the eager / compile times of an earlier run, marked as reused."""
     if not v.correct or earlier is None or earlier.eager_ms is None or not v.runtime_ms:
         return v
-    update = {"eager_ms": earlier.eager_ms, "compile_ms": earlier.compile_ms, "baselines_reused": True,
-              "speedup_vs_eager": earlier.eager_ms / v.runtime_ms,
-              "speedup_vs_compile": earlier.compile_ms / v.runtime_ms if earlier.compile_ms else None}
+    update: dict[str, Any] = {"eager_ms": earlier.eager_ms, "compile_ms": earlier.compile_ms,
+                              "baselines_reused": True}
+    if not v.timing_is_cpu:  # CPU timings under Triton's interpreter are no speedups (eval's rule)
+        update["speedup_vs_eager"] = earlier.eager_ms / v.runtime_ms
+        update["speedup_vs_compile"] = earlier.compile_ms / v.runtime_ms if earlier.compile_ms else None
     return v.model_copy(update=update)
 
 
@@ -71,6 +107,9 @@ def reviewer(state: GraphState) -> dict[str, Any]:
     cand = state.candidate
     assert cand is not None, "reviewer needs a candidate"
     s = state.settings
+    index = earlier_evaluation(state, source_hash(cand.source))
+    if index is not None:  # byte-identical to a judged candidate: its verdict stands, the planner moves on
+        return _repeat(state, cand, index)
     # Baselines are timed once per run (torch.compile costs seconds to a minute); later
     # candidates are ranked against the same numbers and finalize re-times the winner.
     known = state.best_verdict if state.best_verdict and state.best_verdict.eager_ms else None
@@ -83,8 +122,9 @@ def reviewer(state: GraphState) -> dict[str, Any]:
     attempt = Attempt(round=state.round, node=state.node, skill_id=cand.skill_id, params=cand.params,
                       source_hash=source_hash(cand.source), outcome=outcome_of(v), stage=v.stage,
                       error=error, failed_checks=v.failed_checks, runtime_ms=v.runtime_ms,
-                      eager_ms=v.eager_ms, compile_ms=v.compile_ms, speedup_vs_eager=v.speedup_vs_eager,
-                      speedup_vs_compile=v.speedup_vs_compile,
+                      eager_ms=v.eager_ms, compile_ms=v.compile_ms,
+                      speedup_vs_eager=None if v.timing_is_cpu else v.speedup_vs_eager,
+                      speedup_vs_compile=None if v.timing_is_cpu else v.speedup_vs_compile,
                       profile_signature=state.profile.signature if state.profile else None, note=cand.note,
                       tokens=(cand.author_state or {}).get("tokens"))
     update: dict[str, Any] = {"verdict": v, "attempts": [attempt],

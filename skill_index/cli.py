@@ -17,8 +17,16 @@ from .library import default_skills_dir, load_skills
 from .schema import SkillError
 from .stats import ExperienceStats
 
+# Each subcommand's --help ends with one example.
+EXAMPLES = {"skills": "kernelskill skills search fuse a matmul epilogue -k 3",
+            "list": "kernelskill skills list --json", "show": "kernelskill skills show gemm-epilogue-fusion",
+            "search": "kernelskill skills search memory-bound row-reduction softmax -k 3",
+            "stats": "kernelskill skills stats"}
 
-def add_skills_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+
+def add_skills_parser(subparsers: argparse._SubParsersAction,
+                      formatter_class: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter
+                      ) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="machine-readable output")
     common.add_argument("--skills-dir", type=Path, default=None, help="skill library (default: repo skills/)")
@@ -26,13 +34,17 @@ def add_skills_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
                         help="Chroma folder (default: $XDG_CACHE_HOME/kernelskill/skill_index)")
     common.add_argument("--stats-path", type=Path, default=None,
                         help="experience table (default: $XDG_CACHE_HOME/kernelskill/skill_stats.json)")
-    parser = subparsers.add_parser("skills", help="browse, search and score the optimization skill library")
+    def fmt(name: str) -> dict[str, object]:
+        return {"formatter_class": formatter_class, "epilog": f"example:\n  {EXAMPLES[name]}"}
+
+    parser = subparsers.add_parser("skills", help="browse, search and score the optimization skill library",
+                                   **fmt("skills"))
     sub = parser.add_subparsers(dest="skills_command", required=True, metavar="{list,show,search,stats}")
-    sub.add_parser("list", parents=[common], help="all skills: id, kind, structures, title")
-    show = sub.add_parser("show", parents=[common], help="one skill: front matter and body")
+    sub.add_parser("list", parents=[common], help="all skills: id, kind, structures, title", **fmt("list"))
+    show = sub.add_parser("show", parents=[common], help="one skill: front matter and body", **fmt("show"))
     show.add_argument("skill_id", metavar="ID")
     search = sub.add_parser("search", parents=[common],
-                            help="rank skills for a profile signature or free text")
+                            help="rank skills for a profile signature or free text", **fmt("search"))
     search.add_argument("text", nargs="+", metavar="TEXT")
     search.add_argument("-k", type=int, default=5, help="how many hits (default 5)")
     search.add_argument("--allow-tf32", action="store_true",
@@ -40,7 +52,7 @@ def add_skills_parser(subparsers: argparse._SubParsersAction) -> argparse.Argume
                              "matmuls fp32)")
     search.add_argument("--inference", action="store_true", help="the model runs in eval mode")
     search.add_argument("--guardrails", action="store_true", help="include guardrail skills in the ranking")
-    sub.add_parser("stats", parents=[common], help="experience table: tries, wins, mean gain")
+    sub.add_parser("stats", parents=[common], help="experience table: tries, wins, mean gain", **fmt("stats"))
     parser.set_defaults(func=run_skills_command)
     return parser
 

@@ -28,6 +28,8 @@ class Verdict(BaseModel):
     speedup_vs_eager: float | None = None
     speedup_vs_compile: float | None = None
     floor_ms: float | None = None
+    noise: float | None = None
+    """Relative run-to-run spread of the timed runs (eval's EvalResult.noise)."""
     custom_kernels: int = 0
     kernel_names: list[str] = Field(default_factory=list)
     timing_is_cpu: bool = True
@@ -69,6 +71,10 @@ class RunSettings(BaseModel):
     profile_budget_s: float = 25.0
     script: list[str] = Field(default_factory=list)
     """Candidate sources the 'scripted' author replays (tests, demos)."""
+    out: str | None = None
+    """Absolute output folder of a command-line run (None: runs/<problem>); a resume writes there."""
+    config: str | None = None
+    """Absolute path of the configuration file the run was started with, reloaded on resume."""
 
     @model_validator(mode="before")
     @classmethod

@@ -154,6 +154,8 @@ class Attempt(BaseModel):
     profile_signature: str | None = None
     tokens: int | None = Field(default=None, description="LLM tokens spent on this attempt, if any")
     note: str = ""
+    repeat_of: int | None = Field(default=None, description="Index in the attempts log of the earlier "
+                                  "evaluation of the same source (not evaluated again)")
 
     def key(self) -> tuple[str | None, str]:
         """(skill, parameters) identity the planner uses to avoid re-trying a dead end."""

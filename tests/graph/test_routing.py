@@ -41,3 +41,14 @@ def test_repair_and_plan_routes() -> None:
     assert routing.after_repair(state(candidate=None)) == "finalize"
     assert routing.after_plan(state(plan=Plan(skill_id="s"))) == "generator"
     assert routing.after_plan(state(plan=None)) == "finalize"
+
+
+def test_a_repeated_candidate_goes_to_the_planner_not_the_repairer() -> None:
+    from kernelskill.state.records import Attempt
+
+    bad = Verdict(correct=False, stage="compile", reason="same as before")
+    rep = Attempt(round=1, node="repairer", source_hash="abc", outcome="compile-error", repeat_of=0)
+    assert routing.after_review(state(verdict=bad, repairs=0, best=C, attempts=[rep])) == "planner"
+    assert routing.after_review(state(verdict=bad, repairs=0, attempts=[rep])) == "finalize"
+    good = Verdict(correct=True, stage="done")
+    assert routing.after_review(state(verdict=good, best=C, attempts=[rep])) == "planner"

@@ -40,8 +40,9 @@ def test_every_edge(tmp_path: Path) -> None:
               good(1024),         # repairer -> reviewer: correct -> profiler -> planner (round 1)
               wrong_scale(),      # generator(apply) -> reviewer: incorrect -> repairer
               good(512),          # repairer -> reviewer: correct -> profiler -> planner (round 2)
-              wrong_scale(),      # generator(apply) -> reviewer: incorrect -> repairer
-              syntax_error()]     # repairer -> reviewer: repairs spent -> planner (round 3)
+              wrong_scale(256),   # generator(apply) -> reviewer: incorrect -> repairer
+              syntax_error(256)]  # repairer -> reviewer: repairs spent -> planner (round 3)
+    # (Distinct sources: a byte-identical repeat would not be judged again; test_repeats.py.)
     # round 3: generator finds no scripted reply (author error) -> planner: budget spent -> finalize
     lines: list[str] = []
     final = run(PROBLEM, settings(script, rounds=3, repairs=1), "t-edges", tmp_path / "ck.sqlite",
