@@ -1,7 +1,6 @@
 """Long-term memory: the skill library (skills/), its Chroma index, gating and experience stats.
 
-Importing this package is cheap: numpy and the embedding model load on the first query, chromadb
-only when the skills changed since the last sync (skill_index/store.py).
+Importing this package is cheap: chromadb and sentence-transformers load on the first query.
 """
 
 from .index import SkillHit, SkillIndex

@@ -22,7 +22,7 @@ from .library import default_skills_dir, load_skills
 from .ranking import score
 from .schema import Skill, SkillError
 from .stats import ExperienceStats, StatRecord
-from .store import SkillStore, SyncReport, read_mirror, similarities, wanted_hashes
+from .store import SkillStore, SyncReport
 
 _WORDS_RE = re.compile(r"[a-z0-9][a-z0-9-]+")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
@@ -92,10 +92,13 @@ class SkillIndex:
         task); the rest are ranked by `ranking.score`. Guardrails are left out unless asked for:
         they match every profile and would crowd the techniques out of the top k.
         """
+        if self._store is None or self.last_sync is None:
+            self.sync()
+        assert self._store is not None
         facts = query_facts(signature)
         policy = Policy(allow_tf32=allow_tf32, training=training)
         excluded = set(exclude)
-        sims = self._similarities(facts.embed_text)
+        sims = self._store.similarities(facts.embed_text)
         structures = facts.bonus_structures
         hits: list[SkillHit] = []
         for sid, sim in sims.items():
@@ -125,17 +128,6 @@ class SkillIndex:
                                  reason="; ".join(reason), skill=skill))
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
-
-    def _similarities(self, text: str) -> dict[str, float]:
-        """Against the synced vectors: from vectors.npz when nothing changed since the last sync
-        (no chromadb import), otherwise after a sync."""
-        if self._store is None or self.last_sync is None:
-            mirrored = read_mirror(self.persist_dir, wanted_hashes(self.embedder.name, self.skills))
-            if mirrored is not None:
-                return similarities(*mirrored, self.embedder, text)
-            self.sync()
-        assert self._store is not None
-        return self._store.similarities(text)
 
     def gated_out(self, signature: str | Profile, *, allow_tf32: bool = False,
                   training: bool = True) -> dict[str, str]:

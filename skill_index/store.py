@@ -9,11 +9,6 @@ Ranking reads the stored vectors back and scores *all* of them exactly (one 384-
 skill). Rationale: the library is tens to hundreds of skills, where exact search costs microseconds,
 and Chroma's HNSW search is approximate — measured here, a query right after an upsert in the same
 process dropped an unchanged record from an n_results=count query, which silently hid a skill.
-
-Each sync also writes those vectors, with their content hashes, to `vectors.npz` beside the
-collection. A query whose skills all still have the hashes stored there reads the vectors from it
-and never imports chromadb (seconds of a CLI search on a 2-core machine); any difference (a skill
-added, edited, removed, another embedder) goes through Chroma and a sync, which rewrites the file.
 """
 
 from __future__ import annotations
@@ -31,7 +26,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 COLLECTION = "skills"
-MIRROR = "vectors.npz"
 
 
 @dataclass(frozen=True)
@@ -60,55 +54,11 @@ def content_hash(embedder_name: str, text: str) -> str:
     return hashlib.sha256(f"{embedder_name}\n{text}".encode()).hexdigest()[:16]
 
 
-def wanted_hashes(embedder_name: str, skills: dict[str, Skill]) -> dict[str, str]:
-    return {sid: content_hash(embedder_name, s.trigger_text) for sid, s in skills.items()}
-
-
-def read_mirror(persist_dir: Path, want: dict[str, str]) -> tuple[list[str], np.ndarray] | None:
-    """The synced vectors from `vectors.npz` when they are exactly the skills `want` describes."""
-    import numpy as np
-
-    path = persist_dir / MIRROR
-    if not path.exists():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            ids, hashes = [str(i) for i in data["ids"]], [str(h) for h in data["hashes"]]
-            matrix = data["matrix"]
-    except (OSError, ValueError, KeyError):  # unreadable or from another version: Chroma decides
-        return None
-    if dict(zip(ids, hashes, strict=True)) != want or matrix.shape[0] != len(ids):
-        return None
-    return ids, matrix
-
-
-def _write_mirror(persist_dir: Path, ids: list[str], hashes: list[str], matrix: np.ndarray) -> None:
-    import os
-
-    import numpy as np
-
-    tmp = persist_dir / f".{MIRROR}.{os.getpid()}.tmp.npz"
-    np.savez(tmp, ids=np.asarray(ids, dtype=str), hashes=np.asarray(hashes, dtype=str), matrix=matrix)
-    os.replace(tmp, persist_dir / MIRROR)  # atomic: a concurrent reader sees the old file or the new
-
-
-def similarities(ids: list[str], matrix: np.ndarray, embedder: Embedder, text: str) -> dict[str, float]:
-    """Cosine similarity of `text` to every row of the (unit-row) matrix, exact."""
-    import numpy as np
-
-    if not ids:
-        return {}
-    query = np.asarray(embedder.embed([text])[0], dtype=np.float32)
-    query /= max(float(np.linalg.norm(query)), 1e-12)
-    return dict(zip(ids, (matrix @ query).tolist(), strict=True))
-
-
 class SkillStore:
     """A thin wrapper around one Chroma collection keyed by skill id (cosine space)."""
 
     def __init__(self, persist_dir: Path, embedder: Embedder) -> None:
         self.embedder = embedder
-        self.persist_dir = persist_dir
         self._collection = _client(str(persist_dir.resolve())).get_or_create_collection(
             COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None)
         self._vectors: tuple[list[str], np.ndarray] | None = None
@@ -116,7 +66,7 @@ class SkillStore:
     def sync(self, skills: dict[str, Skill]) -> SyncReport:
         stored = self._collection.get(include=["metadatas"])
         old = {i: (m or {}).get("hash") for i, m in zip(stored["ids"], stored["metadatas"], strict=True)}
-        want = wanted_hashes(self.embedder.name, skills)
+        want = {sid: content_hash(self.embedder.name, s.trigger_text) for sid, s in skills.items()}
         changed = sorted(sid for sid, h in want.items() if old.get(sid) != h)
         removed = sorted(set(old) - set(want))
         self._vectors = None
@@ -127,8 +77,6 @@ class SkillStore:
             self._collection.upsert(
                 ids=changed, embeddings=vectors, documents=[skills[sid].trigger_text for sid in changed],
                 metadatas=[{"hash": want[sid], "kind": skills[sid].kind} for sid in changed])
-        ids, matrix = self._load_vectors()
-        _write_mirror(self.persist_dir, ids, [want[i] for i in ids], matrix)
         return SyncReport(added=[s for s in changed if s not in old],
                           updated=[s for s in changed if s in old], removed=removed)
 
@@ -145,5 +93,11 @@ class SkillStore:
 
     def similarities(self, text: str) -> dict[str, float]:
         """Cosine similarity of `text` to every stored skill, exact (see the module docstring)."""
+        import numpy as np
+
         ids, matrix = self._load_vectors()
-        return similarities(ids, matrix, self.embedder, text)
+        if not ids:
+            return {}
+        query = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        query /= max(float(np.linalg.norm(query)), 1e-12)
+        return dict(zip(ids, (matrix @ query).tolist(), strict=True))
