@@ -208,6 +208,7 @@ def test_a_clock_that_hides_the_forward_is_caught_first_by_the_integrity_check()
 
 @pytest.mark.parametrize(("event_ms", "wall_ms", "cuda", "hidden"), [
     (1.0, 1.3, True, False),     # host launch overhead on top of the events: fine
+    (0.1, 1.03, True, False),    # a tiny honest forward under the protocol (H200: 1.0 ms wall)
     (0.01, 5.0, True, True),     # the events saw almost nothing of what the wall clock saw
     (10.0, 14.0, False, False),
     (0.0, 150.0, False, True),   # a clock that hides a 150 ms forward
