@@ -119,7 +119,7 @@ class _Policy:
     def write_refused(self, path: str) -> bool:
         if path == os.devnull:  # Triton's compiler sends ptxas's output there (seen on an H200)
             return False
-        if self.worker_dir and os.path.dirname(path) == self.worker_dir:
+        if self.worker_dir and os.path.dirname(path) == self.worker_dir and not _under(path, self.own):
             return True  # the worker's request, progress and result files: never the candidate's
         return not _under(path, self.writable) or (_under(path, self.private) and not _under(path, self.own))
 

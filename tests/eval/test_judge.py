@@ -85,6 +85,13 @@ def test_the_reference_is_nowhere_in_the_candidate_process() -> None:
     accepted(judge(src))
 
 
+def test_a_temporary_file_in_the_candidates_own_scratch_folder_is_fine() -> None:
+    # Near miss of the worker-folder rule: Python's TemporaryFile opens the scratch folder itself
+    # with O_TMPFILE, as Triton's compiler does on a GPU (an H200 run refused every candidate so).
+    src = cand(f"tempfile.TemporaryFile().close()\nreturn {RIGHT}", "import tempfile\n")
+    accepted(judge(src))
+
+
 def test_a_gc_walk_is_refused_at_run_time() -> None:
     # Past the static checks, the audit hook stops the walk before it sees anything at all.
     rejected(judge(cand(f"return {RIGHT} + (0.0 if _gc_search('Model') else 1000.0)", SEARCH)),
