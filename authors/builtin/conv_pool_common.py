@@ -211,6 +211,12 @@ def indent(lines: list[str], n: int) -> list[str]:
     return [" " * n + ln for ln in lines]
 
 
+# The (d, h, w) coordinates of flat pixel index `jj` for a tail's epilogue: split when the epilogue
+# reads per-pixel operands (SPLIT), else the flat index stands for all three.
+PIXEL_COORDS = ["if SPLIT:", "    d = jj // (H * W)", "    h = (jj // W) % H", "    w = jj % W",
+                "else:", "    d = jj", "    h = jj", "    w = jj"]
+
+
 def plane_io_lines(pro: Any, epi: Any, src_names: list[str], epi_names: list[str],
                    strides: str = "sx[:5]") -> tuple[list[str], str]:
     """Launcher lines that feed a plane kernel (pooling, direct conv, global pool): the fused

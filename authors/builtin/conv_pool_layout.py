@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conv_pool_common import CP_RUNTIME, PlaneChain, conv_attr_args, indent, single_output
+from .conv_pool_common import CP_RUNTIME, PIXEL_COORDS, PlaneChain, conv_attr_args, indent, single_output
 from .ir import Op, Program, Region, Value
 from .runtime_src import COLLAPSE, autotune
 from .template_api import EmitContext, Emitted
@@ -105,14 +105,7 @@ def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep
             "    acc += tl.load(bias + cc, mask=cmask, other=0.0).to(tl.float32)"]
     res = "acc"
     if epi:
-        body += ["if SPLIT:",
-                 "    d = jj // (H * W)",
-                 "    h = (jj // W) % H",
-                 "    w = jj % W",
-                 "else:",
-                 "    d = jj",
-                 "    h = jj",
-                 "    w = jj"]
+        body += PIXEL_COORDS
         lines, res = epi.kernel_body({"n": "n", "c": "cc", "d": "d", "h": "h", "w": "w", "j": "jj"}, "m",
                                      acc="acc", split="SPLIT")
         body += lines

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from kernelskill.authors.builtin.conv_pool_common import (
     CP_RUNTIME,
+    PIXEL_COORDS,
     PlaneChain,
     conv_attr_args,
     conv_ok,
@@ -71,14 +72,7 @@ class ConvVendorEpilogue(Template):
                 "    acc += tl.load(bias + c, mask=pmask[:, None], other=0.0).to(tl.float32)"]
         res = "acc"
         if epi:
-            body += ["if SPLIT:",
-                     "    d = jj // (H * W)",
-                     "    h = (jj // W) % H",
-                     "    w = jj % W",
-                     "else:",
-                     "    d = jj",
-                     "    h = jj",
-                     "    w = jj"]
+            body += PIXEL_COORDS
             lines, res = epi.kernel_body({"n": "n", "c": "c", "d": "d", "h": "h", "w": "w", "j": "jj"}, "m",
                                          acc="acc", split="SPLIT")
             body += lines
