@@ -19,6 +19,7 @@ from typing import Any
 
 from .ir import Op, Region, Value
 from .pointwise import chain_statements, external_inputs
+from .runtime_src import COLLAPSE
 
 _LOW = {"torch.float16", "torch.bfloat16"}
 FLOATS = {"torch.float32", "torch.float16", "torch.bfloat16", "torch.float64"}
@@ -320,3 +321,13 @@ CONV_GEOMETRY = ["    K3 = _cp_pad3(tuple(w.shape[2:]), dims, 1)",
                  "    L3 = _cp_pad3(_cp_tup(dilation, dims), dims, 1)"]
 CONV_OUT = ("    OD, OH, OW = ((i + 2 * P3[a] - L3[a] * (K3[a] - 1) - 1) // S3[a] + 1 "
             "for a, i in enumerate((D, H, W)))")
+
+
+def conv_region(region: Region, ctx: Any) -> tuple[Op, int, bool, Value, PlaneChain | None]:
+    """Where every conv emitter starts: the shared runtime registered in `ctx`, then the anchor
+    conv, its rank, whether it is transposed, the region's output and its fused epilogue (None)."""
+    ctx.share("collapse", COLLAPSE)
+    ctx.share("conv_pool", CP_RUNTIME)
+    op = region.anchor
+    epi = PlaneChain(region.epilogue, op.out, "e") if region.epilogue else None
+    return op, op.attrs["dims"], op.kind == "conv_transpose", single_output(region), epi

@@ -37,15 +37,13 @@ from __future__ import annotations
 from .conv_pool_common import (
     CONV_GEOMETRY,
     CONV_OUT,
-    CP_RUNTIME,
-    PlaneChain,
     conv_attr_args,
+    conv_region,
     indent,
-    single_output,
 )
 from .gemm_prep import GEMM_PREP
 from .ir import Region
-from .runtime_src import COLLAPSE, autotune
+from .runtime_src import autotune
 from .template_api import EmitContext, Emitted, Template
 
 # Rationale (H200, fp32 via tf32x3 = 3 tensor-core passes per tile; checked offline with ptxas /
@@ -276,12 +274,7 @@ def _transposed_body(prec: str, parts: str) -> list[str]:
 
 def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
     """The implicit-GEMM kernel and launcher for a conv / conv_transpose region (+ epilogue)."""
-    ctx.share("collapse", COLLAPSE)
-    ctx.share("conv_pool", CP_RUNTIME)
-    op = region.anchor
-    dims, transposed = op.attrs["dims"], op.kind == "conv_transpose"
-    out = single_output(region)
-    epi = PlaneChain(region.epilogue, op.out, "e") if region.epilogue else None
+    op, dims, transposed, out, epi = conv_region(region, ctx)
     kname = ctx.name("convt_gemm_kernel" if transposed else "conv_gemm_kernel")
     lname = ctx.name("convt_gemm" if transposed else "conv_gemm")
     # One-pass TF32 only under `tf32`: under `default` the static checks keep every Triton dot

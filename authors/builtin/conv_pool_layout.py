@@ -13,9 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conv_pool_common import CP_RUNTIME, PIXEL_COORDS, PlaneChain, conv_attr_args, indent, single_output
+from .conv_pool_common import (
+    PIXEL_COORDS,
+    conv_attr_args,
+    conv_region,
+    indent,
+)
 from .ir import Op, Program, Region, Value
-from .runtime_src import COLLAPSE, autotune
+from .runtime_src import autotune
 from .template_api import EmitContext, Emitted
 
 # Rationale (H200, problems/measurements/h200-2026-11-30-tf32/conv_layouts.txt, each problem's
@@ -73,12 +78,7 @@ def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep
     """Kernel, launcher and forward line of a conv region: the vendor call (channels-last when
     `channels_last`), then bias + epilogue in one pass writing channels-last when `keep_nhwc`,
     else the reference's contiguous layout."""
-    ctx.share("collapse", COLLAPSE)
-    ctx.share("conv_pool", CP_RUNTIME)
-    op = region.anchor
-    dims, transposed = op.attrs["dims"], op.kind == "conv_transpose"
-    out = single_output(region)
-    epi = PlaneChain(region.epilogue, op.out, "e") if region.epilogue else None
+    op, dims, transposed, out, epi = conv_region(region, ctx)
     kname, lname = ctx.name("conv_layout_kernel"), ctx.name("vendor_conv_layout")
     fmt = "torch.channels_last_3d" if dims == 3 else "torch.channels_last"
 
