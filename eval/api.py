@@ -101,12 +101,14 @@ class ChildRun:
         return f"({why}): {last}"
 
 
-def run_child(module: str, request: dict, device: str, timeout_s: float) -> ChildRun:
+def run_child(module: str, request: dict, device: str, timeout_s: float, announce: bool = True) -> ChildRun:
     """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, in the sandbox
     (eval/sandbox.py: allowlisted environment, namespaces, rlimits, another uid where possible).
 
     The child reads a per-run signing key from stdin and must sign its result with it; on expiry
     of `timeout_s`, and in any case once it exits, it and everything it started are killed.
+    `announce=False` keeps the sandbox's missing-layers warning for a later child that runs a
+    candidate (the reference check's error must stay one line).
     """
     key = secrets.token_bytes(32)
     with tempfile.TemporaryDirectory(prefix="kernelskill-eval-") as tmp:
@@ -122,7 +124,7 @@ def run_child(module: str, request: dict, device: str, timeout_s: float) -> Chil
         timed_out = False
         with open(log, "wb") as logf:
             run = sandbox.sandboxed_popen(cmd, d, device, timeout_s=timeout_s, stdin=subprocess.PIPE,
-                                          stdout=logf, stderr=subprocess.STDOUT)
+                                          stdout=logf, stderr=subprocess.STDOUT, announce=announce)
             try:
                 run.proc.communicate(key.hex().encode() + b"\n", timeout=timeout_s)
             except subprocess.TimeoutExpired:

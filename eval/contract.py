@@ -40,6 +40,10 @@ def describe(obj: Any, inputs: list[Any]) -> dict[str, Any]:
                     "alias": bool(o.numel()) and _storage_ptr(o) in in_ptrs}
         if type(o) in (tuple, list):
             return {"t": type(o).__name__, "items": [walk(x, depth + 1) for x in o]}
+        if isinstance(o, tuple) and _named_tuple(o):
+            # torch.max(x, dim) returns torch.return_types.max: a tuple whose exact type (and so
+            # `.values` / `.indices`) is part of what the caller relies on.
+            return {"t": "tuple", "named": _qualname(o), "items": [walk(x, depth + 1) for x in o]}
         if type(o) is bool or o is None:
             return {"t": "const", "v": o}
         if type(o) in (int, float):
@@ -48,6 +52,14 @@ def describe(obj: Any, inputs: list[Any]) -> dict[str, Any]:
         return {"t": "other", "type": type(o).__name__}
 
     return walk(obj, 0)
+
+
+def _named_tuple(o: tuple) -> bool:
+    return type(o).__module__ == "torch.return_types" or hasattr(type(o), "_fields")
+
+
+def _qualname(o: Any) -> str:
+    return f"{type(o).__module__}.{type(o).__qualname__}"
 
 
 def tensor_leaves(obj: Any) -> list[torch.Tensor]:
@@ -78,6 +90,9 @@ def mismatch(got: dict[str, Any], want: dict[str, Any], path: str = "out") -> tu
         return "output_structure", f"{path}: got {_kind(got)}, expected {_kind(want)}"
     if want["t"] in ("tuple", "list"):
         items, wanted = got.get("items") or [], want["items"]
+        if got.get("named") != want.get("named"):
+            return "output_structure", (f"{path}: got {got.get('named') or 'a plain tuple'}, "
+                                        f"expected {want.get('named') or 'a plain tuple'}")
         if len(items) != len(wanted):
             return "output_structure", f"{path}: got {_kind(got)}, expected {_kind(want)}"
         for i, (g, w) in enumerate(zip(items, wanted, strict=True)):
@@ -108,6 +123,8 @@ def rebuild(desc: dict[str, Any], tensors: list[torch.Tensor]) -> Any:
             return next(it)
         if d["t"] in ("tuple", "list"):
             items = [walk(x) for x in d["items"]]
+            # A named result is rebuilt as a plain tuple: the comparison walks values, and the
+            # exact type was already checked against the reference's in `mismatch`.
             return tuple(items) if d["t"] == "tuple" else items
         if d["t"] == "float":
             return float(d["v"])

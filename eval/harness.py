@@ -85,9 +85,10 @@ def few_negatives(x: torch.Tensor) -> torch.Tensor:
     clearly signed inputs fails here."""
     if not x.numel():
         return x
-    flip = torch.rand_like(x) < 0.01
+    # A contiguous mask (x may be a strided view) and a clone, so the input keeps its layout.
+    flip = torch.rand(x.shape, device=x.device) < 0.01
     flip.view(-1)[int(torch.randint(x.numel(), (1,)))] = True
-    return torch.where(flip, -x.abs() - 0.1, x)
+    return x.clone().copy_(torch.where(flip, -x.abs() - 0.1, x))
 
 
 # Signed and rescaled variants of the inputs: an "identity" ReLU that only passes on

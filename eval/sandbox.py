@@ -311,12 +311,14 @@ class SandboxRun:
 
 
 def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: float | None = None,
-                    extra_env: dict[str, str] | None = None, **popen_kwargs: object) -> SandboxRun:
+                    extra_env: dict[str, str] | None = None, announce: bool = True,
+                    **popen_kwargs: object) -> SandboxRun:
     """Start `cmd` in the sandbox, cwd `scratch` (the one folder it may write); `popen_kwargs`
     are stdin/stdout/stderr and the like. The caller must end it with kill_all(run), whatever
     happens, and may wait on run.proc meanwhile."""
     layers = probe()
-    _warn_once(layers)
+    if announce:
+        _warn_once(layers)
     token = secrets.token_hex(16)
     if layers.uid is not None:
         for p in [scratch, *scratch.rglob("*")]:

@@ -71,7 +71,7 @@ def test_unwritten_empty_output_is_caught_by_poisoning() -> None:
 
 
 def test_wrong_values_shape_and_dtype() -> None:
-    rejected(run(wrong_scale()), "correctness", "wrong_output", "max abs error")
+    rejected(run(wrong_scale()), "correctness", "wrong_output", "max error")
     rejected(run(cand("return (torch.relu(x + self.bias) * 2.0)[:, :-1]")), "correctness", text="shape")
     rejected(run(cand("return (torch.relu(x + self.bias) * 2.0).double()")), "correctness", text="dtype")
 

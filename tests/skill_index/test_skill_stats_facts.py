@@ -71,5 +71,5 @@ def test_profile_facts_and_unknown_facts_never_gate():
     assert gate(skills["cuda-graph-replay"], f, Policy()) is None  # launch count unknown: kept
     free = facts_from_text("anything at all")
     assert gate(skills["conv-implicit-gemm"], free, Policy()) is None
-    assert gate(skills["gemm-tf32-tensor-cores"], free, Policy()).startswith("needs the TF32 policy")
+    assert gate(skills["gemm-tf32-tensor-cores"], free, Policy()).startswith("needs the tf32 precision")
     assert gate(skills["fold-batchnorm-into-conv"], free, Policy(training=False)) is None
