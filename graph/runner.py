@@ -4,6 +4,7 @@ and the best solution written to disk as soon as it appears (nothing lost on Ctr
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 import sys
 import time
@@ -16,7 +17,6 @@ from ..state.graph_state import GraphState, RunSettings
 from ..state.records import Problem
 from .build import build_graph, serializer
 from .report import build_report, delivered_verdict, solution_header
-from .resume import resume_command
 
 Printer = Callable[[str], None]
 
@@ -55,6 +55,13 @@ def describe(node: str, update: dict[str, Any]) -> str | None:
     if node == "finalize":
         return f"finalize: {update.get('stop_reason') or 'done'}"
     return None
+
+
+def resume_command(problem_path: str, thread: str, settings: RunSettings) -> str:
+    """The complete resume command: the options live in the thread; the configuration file is
+    named because it may move the checkpoint database the thread lives in."""
+    cmd = f"kernelskill optimize {shlex.quote(problem_path)} --thread {shlex.quote(thread)}"
+    return cmd + (f" --config {shlex.quote(settings.config)}" if settings.config else "")
 
 
 def write_outputs(state: GraphState, thread_id: str, out_dir: Path) -> tuple[Path, bool]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from ..graph.config import KernelSkillConfig
+from ..state.config import KernelSkillConfig
 
 if TYPE_CHECKING:
     from ..authors.base import Author

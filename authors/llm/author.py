@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from ...graph.config import LLMConfig
+from ...state.config import LLMConfig
 from ...state.records import Candidate, Plan
 from ..base import AuthorError, AuthorTask
 from . import prompts

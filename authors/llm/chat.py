@@ -15,7 +15,7 @@ import openai
 from langchain_core.messages import BaseMessage
 from langchain_openai import ChatOpenAI
 
-from ...graph.config import LLMConfig
+from ...state.config import LLMConfig
 from ..base import AuthorError
 
 # A local server needs no real key, but the client insists on one.

@@ -12,7 +12,7 @@ from fake_openai import FakeOpenAI, Scripted
 from kernelskill.authors.base import AuthorError, AuthorTask, SkillText
 from kernelskill.authors.llm import author as llm_author
 from kernelskill.authors.llm.author import LLMAuthor, LLMAuthorError
-from kernelskill.graph.config import LLMConfig
+from kernelskill.state.config import LLMConfig
 from kernelskill.state.records import Attempt, Plan, Profile
 
 PROBLEM = '''"""(x + y) * scale on two vectors."""
@@ -238,9 +238,9 @@ def test_any_skill_can_be_applied() -> None:
 
 @pytest.mark.slow
 def test_the_graph_runs_the_llm_author_through_generate_repair_apply(tmp_path: Path) -> None:
-    from kernelskill.graph.config import KernelSkillConfig, PathsConfig
     from kernelskill.graph.runner import run
     from kernelskill.nodes import runtime
+    from kernelskill.state.config import KernelSkillConfig, PathsConfig
     from kernelskill.state.graph_state import RunSettings
 
     paths = PathsConfig(checkpoints=tmp_path / "threads.sqlite", skill_index=tmp_path / "index",

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 from author_util import evaluate, problem
-from kernelskill.graph.config import KernelSkillConfig, LLMConfig, PathsConfig
 from kernelskill.graph.runner import run
 from kernelskill.nodes import runtime
+from kernelskill.state.config import KernelSkillConfig, LLMConfig, PathsConfig
 from kernelskill.state.graph_state import RunSettings
 from kernelskill.state.vocab import OUTCOMES
 

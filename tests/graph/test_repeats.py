@@ -25,8 +25,8 @@ PROBLEM = Problem(name="relu_scale", path=str(FIXTURES / "relu_scale.py"),
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    from kernelskill.graph.config import KernelSkillConfig
     from kernelskill.nodes.runtime import set_config
+    from kernelskill.state.config import KernelSkillConfig
 
     set_config(KernelSkillConfig())
 

@@ -24,8 +24,8 @@ PROBLEM = Problem(name="relu_scale", path=str(FIXTURES / "relu_scale.py"),
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    from kernelskill.graph.config import KernelSkillConfig
     from kernelskill.nodes.runtime import set_config
+    from kernelskill.state.config import KernelSkillConfig
 
     set_config(KernelSkillConfig())
 
@@ -111,24 +111,3 @@ def test_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert final.attempts[0].outcome == "correct" and final.attempts[0].node == "generator"
     assert len(final.attempts) >= 4 and final.stop_reason
     assert final.settings.script and final.best is not None
-
-
-def test_optimize_refuses_bad_input_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
-    """Usage errors exit 2 with one line and write nothing: a missing file, a file that is not a
-    problem, CUDA without a GPU (before any candidate is written or judged)."""
-    import torch
-    from kernelskill.graph.cli import main
-
-    root = Path(__file__).resolve().parents[2]
-    not_problem = tmp_path / "not_problem.py"
-    not_problem.write_text("import torch\n\n\nclass Model(torch.nn.Module):\n    pass\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    cases = [(["no/such/problem.py"], "not found"), ([str(not_problem)], "get_inputs"),
-             ([str(root / "problems/level1/11_gelu.py"), "--device", "cuda"], "no GPU is visible")]
-    for argv, says in cases:
-        assert main(["optimize", *argv]) == 2
-        err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
-        assert len(err) == 1 and says in err[0], err
-    assert not (tmp_path / "runs").exists()

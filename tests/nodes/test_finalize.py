@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from kernelskill.graph.bench_problems import BenchProblem
-from kernelskill.graph.bench_records import row_from_report
+from kernelskill.bench.discovery import BenchProblem
+from kernelskill.bench.records import row_from_report
 from kernelskill.graph.report import build_report, solution_header
 from kernelskill.nodes import finalize as F
 from kernelskill.state.graph_state import GraphState, RunSettings, Verdict

@@ -234,7 +234,7 @@ def test_node_on_cuda_with_ncu_profiles_each_new_best_once(monkeypatch: pytest.M
 
 # ---- the CLI -----------------------------------------------------------------------------------
 def test_cli_profile_on_cpu_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
-    from kernelskill.graph.cli import main
+    from kernelskill.cli.main import main
 
     problem = str(ROOT / "problems/level1/22_softmax_last_dim.py")
     assert main(["profile", problem, "--device", "cpu", "--json"]) == 0

@@ -1,0 +1,152 @@
+"""A bench worker process: runs problems one at a time for the pool (bench/pool.py).
+
+    python -m kernelskill.bench.worker      (CUDA_VISIBLE_DEVICES set by the pool)
+
+Protocol, one JSON object per line: stdin gets a setup line, then one task per line; stdout
+answers {"ready": true} once set up, then {"key", "wall_s", "error"} per task. The process stays
+up between problems so the skill index, the embedding model and Triton's caches load once.
+A closed stdin while idle means "no more work"; while busy it means the bench died, so the
+worker interrupts itself (the evaluator's cleanup kills its child) and exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .pool import CPUS_ENV
+
+Say = Callable[[str], None]
+Runner = Callable[[dict[str, Any], Say], None]
+
+
+def make_runner(setup: dict[str, Any]) -> Runner:
+    """Install the bench's configuration; return a function running one task (local or on a server)."""
+    from ..eval.problem import ProblemError, check_problem_source, read_source
+    from ..nodes.runtime import set_config
+    from ..state.config import KernelSkillConfig
+    from ..state.graph_state import RunSettings
+    from ..state.records import Problem
+
+    set_config(KernelSkillConfig.model_validate(setup["config"]))
+    settings = RunSettings.model_validate(setup["settings"])
+    server = setup.get("server")
+
+    def run_task(task: dict[str, Any], say: Say) -> None:
+        out = Path(task["out"])
+        try:
+            source = read_source(task["path"], "problem")
+            check_problem_source(source, task["path"])
+        except ProblemError as e:
+            raise RuntimeError(str(e).splitlines()[0]) from None
+        problem = Problem(name=task["name"], path=task["path"], source=source, size=settings.size)
+        if not server:
+            _check_reference(problem, settings, out / "threads.sqlite", task["thread_id"])
+        if server:
+            from .server import run_on_server
+
+            run_on_server(server, problem, settings, task["thread_id"], out, say)
+        else:
+            from ..graph.runner import run
+
+            run(problem, settings, task["thread_id"], out / "threads.sqlite", out, say=say,
+                resume_hint="kernelskill bench --resume --out <the bench folder>")
+
+    return run_task
+
+
+def _check_reference(problem: Any, settings: Any, checkpoints: Path, thread_id: str) -> None:
+    """A new problem's reference must run on this device and size (a child, seconds) before the
+    graph judges candidates against it; a broken one is the row's error, not every candidate's."""
+    from ..eval.reference_check import check_reference
+    from ..graph.runner import stored_state
+
+    if stored_state(checkpoints, thread_id) is not None:  # checked when the thread started
+        return
+    why = check_reference(problem.source, settings.device, settings.size, settings.precision,
+                          problem.path, timeout_s=settings.eval_timeout_s)
+    if why:
+        raise RuntimeError(why)
+
+
+def _logger(out: Path) -> tuple[Say, Callable[[], None]]:
+    out.mkdir(parents=True, exist_ok=True)
+    f = (out / "log.txt").open("a", buffering=1)
+    cpus = f" CPUs {os.environ[CPUS_ENV]}" if os.environ.get(CPUS_ENV) else ""
+    f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} worker pid {os.getpid()} "
+            f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}{cpus}\n")
+    return (lambda line: f.write(line + "\n")), f.close
+
+
+def pin_cpus() -> None:
+    """Pin this worker, and so the evaluator processes it starts, to the pool's CPU share
+    (pool.cpu_shares); nothing to do without one or where the OS cannot pin."""
+    share = os.environ.get(CPUS_ENV, "")
+    if share and hasattr(os, "sched_setaffinity"):
+        with contextlib.suppress(OSError, ValueError):  # CPUs gone or not allowed: run unpinned
+            os.sched_setaffinity(0, {int(c) for c in share.split(",")})
+
+
+def main() -> int:
+    # Ctrl-C and the self-interrupt below must raise KeyboardInterrupt even if this process was started
+    # with SIGINT ignored (as `cmd &` in a script does): that is what runs the evaluator's cleanup.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    pin_cpus()
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # libraries that print must not corrupt the protocol: their stdout goes to the log
+
+    def send(msg: dict[str, Any]) -> None:
+        proto.write(json.dumps(msg) + "\n")
+
+    inbox: queue.Queue[str | None] = queue.Queue()
+    busy = threading.Event()
+
+    def read() -> None:
+        for line in sys.stdin:
+            inbox.put(line)
+        inbox.put(None)
+        if busy.is_set():  # the bench is gone mid-problem: stop now rather than run on unobserved
+            os.kill(os.getpid(), signal.SIGINT)
+            threading.Timer(30.0, os._exit, (130,)).start()
+
+    threading.Thread(target=read, daemon=True).start()
+    first = inbox.get()
+    if first is None:
+        return 0
+    run_task = make_runner(json.loads(first))
+    send({"ready": True})
+    while (line := inbox.get()) is not None:
+        task = json.loads(line)
+        say, close = _logger(Path(task["out"]))
+        busy.set()
+        t0, error = time.time(), None
+        try:
+            run_task(task, say)
+        except KeyboardInterrupt:
+            say("interrupted")
+            return 130
+        except Exception as e:  # one problem's crash is recorded; the worker moves on
+            say(traceback.format_exc())
+            error = f"{type(e).__name__}: {e}".splitlines()[0]
+        finally:
+            busy.clear()
+            close()
+        send({"key": task["key"], "wall_s": round(time.time() - t0, 2), "error": error})
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,42 @@
+"""Options several commands share: where to run (device, size) and the precision policy."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_device_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help="where to run (default: cuda if a GPU is visible, else cpu under Triton's "
+                        "interpreter)")
+    p.add_argument("--size", choices=["small", "full"], default=None,
+                   help="problem sizes: the file's SMALL overrides or its full sizes "
+                        "(default: full on cuda, small on cpu)")
+
+
+def add_precision_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--precision", choices=["default", "strict", "tf32"], default=None,
+                   help="precision policy, the same flags for candidate, yardstick and baselines: default "
+                        "(PyTorch's own: TF32 cuDNN convolutions, IEEE fp32 matmuls), strict (IEEE fp32 "
+                        "everywhere), tf32 (TF32 everywhere) (default: default, or the config file's)")
+    p.add_argument("--allow-tf32", action="store_true", default=None, help="the same as --precision tf32")
+
+
+def precision_of(args: argparse.Namespace) -> str | None:
+    """The policy named on the command line (None: not given); a contradiction is a usage error."""
+    from ..eval.precision import resolve
+    from .main import UsageError
+
+    try:
+        return resolve(args.precision, args.allow_tf32)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def resolve_device(device: str | None, size: str | None) -> tuple[str, str]:
+    """The device given, else cuda when a GPU is visible; the size given, else full on cuda, small on cpu."""
+    if device is None:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return device, size or ("full" if device == "cuda" else "small")

@@ -1,0 +1,100 @@
+"""Bench metrics against hand-computed numbers; CPU benches say n/a instead of speedups."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from kernelskill.bench.metrics import render_table, speedup, summarize, table_rows
+from kernelskill.bench.records import ResultRow
+
+
+def row(key: str, *, correct: bool = True, ref: bool = False, se: float | None = None,
+        sc: float | None = None, own: bool = True, rounds: int = 1, wall: float = 1.0, device: str = "cuda",
+        error: str | None = None, eager: float | None = None, comp: float | None = None) -> ResultRow:
+    level = key.split("/")[0]
+    return ResultRow(problem=key, level=level, category="other", path=f"/{key}.py", device=device,
+                     correct=correct, solution_is_reference=ref, uses_own_kernels=own, speedup_vs_eager=se,
+                     speedup_vs_compile=sc, timing_is_cpu=device != "cuda", rounds=rounds, wall_s=wall,
+                     thread_id=f"t-{key}", error=error, eager_ms=eager, compile_ms=comp)
+
+
+def suite(device: str = "cuda") -> list[ResultRow]:
+    return [
+        row("level1/a", se=2.0, sc=1.0, rounds=2, wall=10, device=device),   # exactly 2x: not fast_2
+        row("level1/b", se=4.0, sc=2.5, rounds=4, wall=30, device=device),
+        # The reference kept, and measured like any delivered file (run-to-run noise around 1.0x):
+        row("level1/c", ref=True, se=0.8, sc=1.2, own=False, rounds=3, wall=20, device=device),
+        row("level2/d", correct=False, own=False, rounds=1, wall=5, device=device, error="worker died"),
+        row("level2/e", se=1.2, sc=None, rounds=6, wall=100, device=device),  # torch.compile not timed
+    ]
+
+
+def test_a_kept_reference_counts_as_measured_and_only_unmeasured_rows_as_one() -> None:
+    a, _, c, d, e = suite()
+    assert speedup(a, "eager") == 2.0 and speedup(c, "eager") == 0.8 and speedup(c, "compile") == 1.2
+    assert speedup(d, "eager") == 1.0 and speedup(e, "compile") == 1.0
+    assert speedup(row("level1/old", ref=True, own=False), "eager") == 1.0  # a report without timings
+    assert speedup(suite("cpu")[0], "eager") is None
+
+
+def test_hand_computed_metrics() -> None:
+    s = summarize(suite())
+    assert list(s.groups) == ["level1", "level2", "all"]
+    l1, l2, al = s.groups["level1"], s.groups["level2"], s.groups["all"]
+    # level1: eager [2, 4, 0.8], compile [1, 2.5, 1.2]; fast_p counts our solutions only
+    assert (l1.problems, l1.correct, l1.correct_rate) == (3, 3, 1.0)
+    assert l1.fast["eager"] == pytest.approx({"1": 2 / 3, "1.5": 2 / 3, "2": 1 / 3})
+    assert l1.fast["compile"] == pytest.approx({"1": 1 / 3, "1.5": 1 / 3, "2": 1 / 3})
+    assert l1.geomean["eager"] == pytest.approx(6.4 ** (1 / 3))
+    assert l1.geomean["compile"] == pytest.approx(3.0 ** (1 / 3))
+    assert l1.own_kernels_rate == pytest.approx(2 / 3)
+    assert (l1.rounds_mean, l1.rounds_median, l1.wall_s_mean, l1.wall_s_median) == (3, 3, 20, 20)
+    # level2: eager [1 (failed), 1.2], compile [1, 1]
+    assert (l2.correct_rate, l2.errors) == (0.5, 1)
+    assert l2.fast["eager"] == pytest.approx({"1": 0.5, "1.5": 0.0, "2": 0.0})
+    assert l2.geomean["eager"] == pytest.approx(math.sqrt(1.2))
+    assert l2.geomean["compile"] == pytest.approx(1.0)
+    assert (l2.rounds_mean, l2.wall_s_median) == (3.5, 52.5)
+    # all: eager [2, 4, 0.8, 1, 1.2] -> 7.68 ** 0.2; compile [1, 2.5, 1.2, 1, 1] -> 3 ** 0.2
+    assert (al.problems, al.correct_rate, al.errors) == (5, 0.8, 1)
+    assert al.fast["eager"] == pytest.approx({"1": 0.6, "1.5": 0.4, "2": 0.2})
+    assert al.fast["compile"] == pytest.approx({"1": 0.2, "1.5": 0.2, "2": 0.2})
+    assert al.geomean["eager"] == pytest.approx(7.68 ** 0.2)
+    assert al.geomean["compile"] == pytest.approx(3.0 ** 0.2)
+    assert al.own_kernels_rate == pytest.approx(0.6)
+    assert (al.rounds_mean, al.rounds_median) == (3.2, 3)
+    assert (al.wall_s_mean, al.wall_s_median, al.wall_s_total) == (33, 20, 165)
+    table = render_table(s)
+    assert "1.50x" in table and "60%" in table and "n/a" not in table
+
+
+def test_torch_compile_vs_eager_is_the_bar_and_divides_out() -> None:
+    rows = [row("level1/a", se=3.0, sc=1.5, eager=3.0, comp=1.5),   # compile 2x, ours 3x
+            row("level1/b", ref=True, se=0.5, sc=0.4, own=False, eager=1.0, comp=0.8),  # reference kept: 0.5x
+            row("level1/c", correct=False, own=False, eager=2.0)]  # compile not timed: counts 1.0
+    g = summarize(rows).groups["level1"]
+    assert g.compile_vs_eager == pytest.approx((2.0 * 1.25) ** (1 / 3))
+    # Ours vs what the user gets from torch.compile (a kept reference at its measured time):
+    user = [3.0 / 2.0, 0.5 / 1.25, 1.0]
+    assert g.geomean["eager"] / g.compile_vs_eager == pytest.approx(math.prod(user) ** (1 / 3))
+    assert ("torch.compile vs eager", ["1.36x", "1.36x"]) in table_rows(summarize(rows))
+    assert summarize(suite("cpu")).groups["all"].compile_vs_eager is None
+
+
+def test_cpu_bench_has_no_speedups() -> None:
+    s = summarize(suite("cpu"))
+    for g in s.groups.values():
+        assert not g.gpu_timed
+        assert g.geomean == {"eager": None, "compile": None}
+        assert all(v is None for b in g.fast.values() for v in b.values())
+    assert s.groups["all"].correct_rate == 0.8  # correctness is real on a CPU
+    table = render_table(s)
+    assert "n/a" in table and "CPU bench" in table
+    assert not any(c.endswith("x") for line in table.splitlines() for c in line.split())
+
+
+def test_empty_and_unknown_levels() -> None:
+    s = summarize([row("unknown/z", wall=3), row("level10/y"), row("level2/x")])
+    assert list(s.groups) == ["level2", "level10", "unknown", "all"]
+    assert summarize([]).groups["all"].problems == 0
