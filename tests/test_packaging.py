@@ -1,0 +1,17 @@
+"""pyproject's package list names every folder that is a package, so the wheel holds them all
+(the repository root maps to `kernelskill`; a folder missing from the list installs nothing)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_package_folder_is_in_the_wheel() -> None:
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {".".join(("kernelskill", *init.parent.relative_to(ROOT).parts))
+               for init in ROOT.rglob("__init__.py")
+               if not {"tests", ".git", ".venv"} & set(init.relative_to(ROOT).parts)}
+    assert folders == listed, (sorted(folders - listed), sorted(listed - folders))
