@@ -16,7 +16,7 @@ from typing import Any
 from ..eval.api import evaluate
 from ..eval.types import EvalOptions
 from ..state.graph_state import GraphState, Verdict
-from ..state.records import Attempt, source_hash
+from ..state.records import ATTEMPT_FIELDS, Attempt, source_hash
 from .runtime import get_index
 
 _OUTCOME = {"static": "static-reject", "load": "compile-error", "compile": "compile-error",
@@ -119,12 +119,11 @@ def reviewer(state: GraphState) -> dict[str, Any]:
     error = None
     if not v.correct:
         error = f"[{v.stage}] {v.reason}" + (f"\n{v.log_tail[-1500:]}" if v.log_tail else "")
+    kept = {k: getattr(v, k) for k in ATTEMPT_FIELDS}
+    if v.timing_is_cpu:  # CPU timings under Triton's interpreter are no speedups (eval's rule)
+        kept.update(speedup_vs_eager=None, speedup_vs_compile=None)
     attempt = Attempt(round=state.round, node=state.node, skill_id=cand.skill_id, params=cand.params,
-                      source_hash=source_hash(cand.source), outcome=outcome_of(v), stage=v.stage,
-                      error=error, failed_checks=v.failed_checks, runtime_ms=v.runtime_ms,
-                      eager_ms=v.eager_ms, compile_ms=v.compile_ms,
-                      speedup_vs_eager=None if v.timing_is_cpu else v.speedup_vs_eager,
-                      speedup_vs_compile=None if v.timing_is_cpu else v.speedup_vs_compile,
+                      source_hash=source_hash(cand.source), outcome=outcome_of(v), error=error, **kept,
                       profile_signature=state.profile.signature if state.profile else None, note=cand.note,
                       tokens=(cand.author_state or {}).get("tokens"))
     update: dict[str, Any] = {"verdict": v, "attempts": [attempt],

@@ -11,35 +11,20 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, model_validator
 
+from .eval_fields import eval_result_model
 from .records import Attempt, Candidate, Plan, Problem, Profile
 
+# The evaluator's fields a verdict keeps, in this order (types and defaults: eval.types.EvalResult).
+VERDICT_FIELDS = ("correct", "stage", "reason", "failed_checks", "usage_error", "runtime_ms", "eager_ms",
+                  "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "floor_ms", "noise",
+                  "custom_kernels", "kernel_names", "timing_is_cpu", "gpu_name", "flops", "bytes",
+                  "kernel_breakdown", "log_tail", "precision_policy", "precision_flags")
 
-class Verdict(BaseModel):
-    """The evaluator's result as the graph keeps it (a typed subset of eval.types.EvalResult)."""
 
-    correct: bool
-    stage: str
-    reason: str | None = None
-    failed_checks: list[str] = Field(default_factory=list)
-    usage_error: bool = False
-    runtime_ms: float | None = None
-    eager_ms: float | None = None
-    compile_ms: float | None = None
-    speedup_vs_eager: float | None = None
-    speedup_vs_compile: float | None = None
-    floor_ms: float | None = None
-    noise: float | None = None
-    """Relative run-to-run spread of the timed runs (eval's EvalResult.noise)."""
-    custom_kernels: int = 0
-    kernel_names: list[str] = Field(default_factory=list)
-    timing_is_cpu: bool = True
-    gpu_name: str | None = None
-    flops: float | None = None
-    bytes: float | None = None
-    kernel_breakdown: list[dict[str, Any]] = Field(default_factory=list)
-    log_tail: str = ""
-    precision_policy: str = "default"
-    precision_flags: dict[str, Any] = Field(default_factory=dict)
+class Verdict(eval_result_model("EvalVerdict", VERDICT_FIELDS, correct=..., stage=...)):
+    """The evaluator's result as the graph keeps it: the EvalResult fields VERDICT_FIELDS names
+    (`correct` and `stage` required), plus whether the baselines were reused."""
+
     baselines_reused: bool = False
     """Eager / torch.compile times copied from an earlier run of the same problem (to rank
     candidates without re-timing the baselines); finalize re-times the best so that the

@@ -1,7 +1,8 @@
 """Typed records that flow through the graph: Problem, Candidate, Profile, Plan, Attempt.
 
 The evaluator's own result type lives in `eval/types.py` (eval/ must import nothing but the
-standard library, torch, triton and numpy); `Attempt` embeds the fields the planner needs.
+standard library, torch, triton and numpy); `Attempt` keeps the fields of it the planner needs,
+declared there (state/eval_fields.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .eval_fields import eval_result_model
 from .vocab import Bottleneck, Outcome, Structure
 
 
@@ -134,8 +136,8 @@ class Plan(BaseModel):
     reason: str = Field(default="", description="Why this skill, in words the log can show")
 
 
-class Attempt(BaseModel):
-    """One finished step in short-term memory: what was tried and what happened."""
+class _Tried(BaseModel):
+    """What an attempt tried: the head of the Attempt record."""
 
     round: int
     node: str = Field(description="generator, repairer, ...: which agent produced the candidate")
@@ -143,14 +145,19 @@ class Attempt(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     source_hash: str
     outcome: Outcome
-    stage: str = Field(default="", description="Evaluator stage reached or failed")
+
+
+# The evaluator's fields an attempt keeps (types and defaults: eval.types.EvalResult). `stage`
+# defaults to "" (no evaluation); an author that produced nothing logs stage "author".
+ATTEMPT_FIELDS = ("stage", "failed_checks", "runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager",
+                  "speedup_vs_compile")
+
+
+class Attempt(eval_result_model("_Judged", ATTEMPT_FIELDS, base=_Tried, stage="")):
+    """One finished step in short-term memory: what was tried and what happened (the ATTEMPT_FIELDS
+    of its verdict; speedups None under CPU timing)."""
+
     error: str | None = Field(default=None, description="Excerpt of the error, one line or a few")
-    failed_checks: list[str] = Field(default_factory=list)
-    runtime_ms: float | None = None
-    eager_ms: float | None = None
-    compile_ms: float | None = None
-    speedup_vs_eager: float | None = None
-    speedup_vs_compile: float | None = None
     profile_signature: str | None = None
     tokens: int | None = Field(default=None, description="LLM tokens spent on this attempt, if any")
     note: str = ""

@@ -1,5 +1,6 @@
 """Imports point down (README's Layout): cli/ over bench/ over graph/ over nodes/ over authors/ and
-skill_index/, which stand on eval/ and state/. A module that imports a folder of its own rank or
+skill_index/, over state/ (whose records take the evaluator's result fields from eval/types.py),
+over eval/ (which imports nothing of ours). A module that imports a folder of its own rank or
 above fails here, with the file and the import named; lazy imports inside functions count too."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RANK = {"cli": 5, "bench": 4, "graph": 3, "nodes": 2, "authors": 1, "skill_index": 1, "eval": 0, "state": 0}
+RANK = {"cli": 6, "bench": 5, "graph": 4, "nodes": 3, "authors": 2, "skill_index": 2, "state": 1, "eval": 0}
 
 
 def imported_folders(path: Path, root: Path = ROOT) -> set[str]:
