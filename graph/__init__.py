@@ -1,1 +1,2 @@
-
+"""The StateGraph: build_graph() (build.py), the routing functions, the runner; app.py is what
+langgraph.json serves."""
