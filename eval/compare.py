@@ -6,14 +6,20 @@ fp32 result fails allclose(1e-4) against float64). So a candidate passes when it
 the tolerance of the float64 reference, or when its error is within a small multiple of
 PyTorch's own fp32 error on the same inputs (`ref32`: computed with TF32 on under --allow-tf32, so
 the tolerance follows the policy); the verdict names the rule that passed it.
+
+Outputs are compared in chunks of CHUNK_ELEMENTS (eval/chunks.py), so the float64 temporaries
+never grow with the output: chunking changes memory, never the decision.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from .chunks import Piece, pieces, take
 
 # Rationale: errors of two correct fp32 summation orders are random walks of the same
 # variance; 5x the reference's own max / L2 error leaves room for an unlucky order while a
@@ -22,6 +28,13 @@ ERROR_MULTIPLE = 5.0
 
 FP32_TOL = 1e-4
 LOW_PRECISION_TOL = 1e-2
+
+# Rationale: 2^24 elements keep each float64 temporary of a chunk at 128 MiB and the handful alive
+# at once under 1 GiB, whatever the output's size (the whole-tensor comparison held several
+# full-size float64 copies: 14 GiB each for a 7.5 GB fp32 output on an H200, which ran out of
+# memory); a chunk that size is still milliseconds of GPU work, so the per-chunk Python and
+# synchronisation cost stays small. Tests pass a tiny `chunk` to drive the chunked path.
+CHUNK_ELEMENTS = 1 << 24
 
 
 @dataclass
@@ -47,15 +60,16 @@ def default_tolerance(dtype: torch.dtype) -> float:
 
 
 def compare(out: Any, ref64: Any, ref32: Any, atol: float | None = None,
-            rtol: float | None = None) -> Verdict:
-    """Judge `out` against the float64 reference `ref64`; `ref32` is PyTorch's fp32 result."""
+            rtol: float | None = None, chunk: int | None = None) -> Verdict:
+    """Judge `out` against the float64 reference `ref64`; `ref32` is PyTorch's fp32 result.
+    `ref64` may live on another device (the host, when it did not fit): chunks travel."""
     got, want, base = flatten(out), flatten(ref64), flatten(ref32)
     if len(got) != len(want):
         return Verdict(False, reason=f"output structure differs: {len(got)} leaves, expected {len(want)}")
     rules: set[str] = set()
     worst = Verdict(True)
     for (path, o), (_, r64), (_, r32) in zip(got, want, base, strict=True):
-        v = _compare_leaf(path, o, r64, r32, atol, rtol)
+        v = _compare_leaf(path, o, r64, r32, atol, rtol, chunk or CHUNK_ELEMENTS)
         if not v.ok:
             return v
         if v.rule:
@@ -67,7 +81,7 @@ def compare(out: Any, ref64: Any, ref32: Any, atol: float | None = None,
 
 
 def _compare_leaf(path: str, o: Any, r64: Any, r32: Any, atol: float | None,
-                  rtol: float | None) -> Verdict:
+                  rtol: float | None, chunk: int) -> Verdict:
     if not isinstance(r32, torch.Tensor):
         if isinstance(o, torch.Tensor):
             return Verdict(False, reason=f"{path}: got a tensor, expected {type(r32).__name__}")
@@ -79,65 +93,148 @@ def _compare_leaf(path: str, o: Any, r64: Any, r32: Any, atol: float | None,
         return Verdict(False, reason=f"{path}: shape {tuple(o.shape)}, expected {tuple(r32.shape)}")
     if o.dtype != r32.dtype:
         return Verdict(False, reason=f"{path}: dtype {o.dtype}, expected {r32.dtype}")
-    o, r64, r32 = o.detach(), r64.detach().to(o.device), r32.detach().to(o.device)
+    o, r64, r32 = o.detach(), r64.detach(), r32.detach()
     if not (o.is_floating_point() or o.is_complex()):
-        mismatches = int((o != r64.to(o.dtype)).sum())
-        allowed = 2 * int((r32 != r64.to(r32.dtype)).sum())
+        mismatches = allowed = 0
+        for p in pieces(o.shape, chunk):
+            oc, r64c, r32c = take(o, p), take(r64, p).to(o.device), take(r32, p).to(o.device)
+            mismatches += int((oc != r64c.to(o.dtype)).sum())
+            allowed += 2 * int((r32c != r64c.to(r32.dtype)).sum())
         if mismatches > allowed:
             return Verdict(False, reason=f"{path}: {mismatches} of {o.numel()} elements differ")
         return Verdict(True, "tolerance" if mismatches == 0 else "fp32-error-multiple")
-    o64, r64 = o.double(), r64.double()
-    finite = torch.isfinite(r64)
-    bad = finite & ~torch.isfinite(o64)
-    if bool(bad.any()):
-        n = int(bad.sum())
-        return Verdict(False, reason=f"{path}: {n} NaN/Inf values where the reference is finite")
-    nonfinite_mismatch = ~finite & ~((o64 == r64) | (torch.isnan(o64) & torch.isnan(r64)))
-    if bool(nonfinite_mismatch.any()):
-        return Verdict(False, reason=f"{path}: non-finite reference values not reproduced")
     tol = default_tolerance(o.dtype)
     a = tol if atol is None else atol
     r = a if rtol is None else rtol
-    diff = torch.where(finite, (o64 - r64).abs(), torch.zeros_like(r64))
-    max_err = float(diff.max()) if diff.numel() else 0.0
-    torch_diff = torch.where(finite, (r32.double() - r64).abs(), torch.zeros_like(r64))
-    torch_err = float(torch_diff.max()) if torch_diff.numel() else 0.0
-    bound = a + r * r64.abs().where(finite, torch.zeros_like(r64))
-    if bool((diff <= bound).all()):
-        return Verdict(True, "tolerance", max_abs_err=max_err, torch_err=torch_err)
-    l2 = float(diff.norm())
-    torch_l2 = float(torch_diff.norm())
-    if torch_err > 0 and max_err <= ERROR_MULTIPLE * torch_err and l2 <= ERROR_MULTIPLE * torch_l2:
-        return Verdict(True, "fp32-error-multiple", max_abs_err=max_err, torch_err=torch_err)
+    s = _Scan()
+    for p in pieces(o.shape, chunk):
+        s.add(p, take(o, p).double(), take(r64, p).to(o.device).double(), take(r32, p).to(o.device), a, r)
+    if s.nonfinite:
+        return Verdict(False, reason=f"{path}: {s.nonfinite} NaN/Inf values where the reference is finite")
+    if s.unreproduced:
+        return Verdict(False, reason=f"{path}: non-finite reference values not reproduced")
+    if s.within:
+        return Verdict(True, "tolerance", max_abs_err=s.max_err, torch_err=s.torch_err)
+    if (s.torch_err > 0 and s.max_err <= ERROR_MULTIPLE * s.torch_err
+            and s.l2 <= ERROR_MULTIPLE * s.torch_l2):
+        return Verdict(True, "fp32-error-multiple", max_abs_err=s.max_err, torch_err=s.torch_err)
     # The element furthest outside its own bound: near-zero outputs fail at a smaller error
     # than the largest one, and the message should point at the one that failed.
-    where = int((diff / bound.clamp_min(1e-30)).argmax()) if diff.numel() else 0
-    idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(where), diff.shape)) if diff.dim() else ()
-    return Verdict(False, reason=(f"{path}: error {float(diff.flatten()[where]):.3g} at {idx} (got "
-                                  f"{float(o64.flatten()[where]):.6g}, expected "
-                                  f"{float(r64.flatten()[where]):.6g}); tolerance {a:g}+{r:g}*|ref|, "
-                                  f"max error {max_err:.3g}, PyTorch's own {torch_err:.3g}"),
-                   max_abs_err=max_err, torch_err=torch_err)
+    _, where, err, got, want = s.worst
+    idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(where), o.shape)) if o.dim() else ()
+    return Verdict(False, reason=(f"{path}: error {err:.3g} at {idx} (got {got:.6g}, expected "
+                                  f"{want:.6g}); tolerance {a:g}+{r:g}*|ref|, "
+                                  f"max error {s.max_err:.3g}, PyTorch's own {s.torch_err:.3g}"),
+                   max_abs_err=s.max_err, torch_err=s.torch_err)
 
 
-def changes_across(outputs: list[Any]) -> bool:
+def _nanmax(a: float, b: float) -> float:
+    """max() that keeps a NaN, as torch's max over a whole tensor does."""
+    return a if a != a else b if b != b else max(a, b)
+
+
+@dataclass
+class _Scan:
+    """One float leaf's statistics, accumulated chunk by chunk in row-major order. Maxima, counts
+    and the all-within test are exact whatever the chunking; the L2 norms combine per chunk with
+    hypot, equal to the whole tensor's norm up to the last bits of rounding."""
+
+    nonfinite: int = 0
+    """NaN/Inf in the output where the reference is finite (counted over every chunk)."""
+    unreproduced: bool = False
+    """A non-finite reference value the output does not reproduce."""
+    within: bool = True
+    max_err: float = 0.0
+    torch_err: float = 0.0
+    l2: float = 0.0
+    torch_l2: float = 0.0
+    worst: tuple[float, int, float, float, float] = (-math.inf, 0, 0.0, 0.0, 0.0)
+    """(error / bound, flat index, error, got, expected) of the element furthest outside its bound;
+    the first such element, as torch's argmax gives, a NaN ratio winning as it does there."""
+
+    def add(self, p: Piece, o64: torch.Tensor, r64: torch.Tensor, r32: torch.Tensor,
+            a: float, r: float) -> None:
+        finite = torch.isfinite(r64)
+        self.nonfinite += int((finite & ~torch.isfinite(o64)).sum())
+        if self.nonfinite or self.unreproduced:
+            return  # the verdict is settled; only the NaN/Inf count still matters for the message
+        off = ~finite
+        if bool((off & ~((o64 == r64) | (torch.isnan(o64) & torch.isnan(r64)))).any()):
+            self.unreproduced = True
+            return
+        # Out of place first (o64 is `o` itself when the output is float64), in place after.
+        diff = torch.sub(o64, r64).abs_().masked_fill_(off, 0.0)
+        torch_diff = torch.sub(r32.double(), r64).abs_().masked_fill_(off, 0.0)
+        bound = r64.abs().masked_fill_(off, 0.0).mul_(r).add_(a)
+        self.within = self.within and bool((diff <= bound).all())
+        self.max_err = _nanmax(self.max_err, float(diff.max()))
+        self.torch_err = _nanmax(self.torch_err, float(torch_diff.max()))
+        self.l2 = math.hypot(self.l2, float(diff.norm()))
+        self.torch_l2 = math.hypot(self.torch_l2, float(torch_diff.norm()))
+        ratio = diff / bound.clamp_min_(1e-30)
+        j = int(ratio.argmax())
+        q, best = float(ratio[j]), self.worst[0]
+        if best == best and (q != q or q > best):
+            self.worst = (q, p.offset + j, float(diff[j]), float(o64[j]), float(r64[j]))
+
+
+def changes_across(outputs: list[Any], chunk: int | None = None) -> bool:
     """False when every trial's reference output is (near) identical: a degenerate problem."""
-    leaves = [flatten(o) for o in outputs]
-    if len(leaves) < 2:
-        return True
-    for i in range(len(leaves[0])):
-        first = leaves[0][i][1]
-        if not isinstance(first, torch.Tensor) or not first.is_floating_point():
-            vals = [lv[i][1] for lv in leaves]
-            if any(not _same(v, vals[0]) for v in vals[1:]):
-                return True
-            continue
-        scale = float(first.double().abs().max()) if first.numel() else 0.0
-        for other in leaves[1:]:
-            d = float((other[i][1].double() - first.double()).abs().max()) if first.numel() else 0.0
-            if d > 1e-6 * max(scale, 1e-12):
-                return True
-    return False
+    track = ChangeTracker(chunk)
+    for out in outputs:
+        track.add(out)
+    return track.varies()
+
+
+class ChangeTracker:
+    """changes_across, one trial at a time: it keeps the first trial's output only (on the host,
+    where it waits for the others without taking device memory), and nothing once one differs."""
+
+    def __init__(self, chunk: int | None = None):
+        self.chunk = chunk or CHUNK_ELEMENTS
+        self.first: list[tuple[Any, float]] | None = None
+        """The first output's leaves with the scale of each float tensor (max |value|)."""
+        self.seen, self.changed = 0, False
+
+    def add(self, out: Any) -> None:
+        self.seen += 1
+        leaves = [leaf for _, leaf in flatten(out)]
+        if self.changed:
+            return
+        if self.first is None:
+            self.first = [(_host(v), _scale(v, self.chunk) if _is_float(v) else 0.0) for v in leaves]
+            return
+        if any(self._differs(f, scale, v) for (f, scale), v in zip(self.first, leaves, strict=False)):
+            self.changed, self.first = True, None
+
+    def varies(self) -> bool:
+        return self.seen < 2 or self.changed
+
+    def _differs(self, first: Any, scale: float, other: Any) -> bool:
+        if not _is_float(first):
+            if isinstance(first, torch.Tensor) and isinstance(other, torch.Tensor):
+                return not _same(first.to(other.device), other)
+            return not _same(first, other)
+        d = 0.0
+        for p in pieces(first.shape, self.chunk):
+            chunk = take(other, p).double() - take(first, p).to(other.device).double()
+            d = _nanmax(d, float(chunk.abs().max()))
+        return d > 1e-6 * max(scale, 1e-12)
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, torch.Tensor) and v.is_floating_point()
+
+
+def _host(v: Any) -> Any:
+    return v.detach().to("cpu") if isinstance(v, torch.Tensor) else v
+
+
+def _scale(t: torch.Tensor, chunk: int) -> float:
+    scale = 0.0
+    for p in pieces(t.shape, chunk):
+        scale = _nanmax(scale, float(take(t, p).double().abs().max()))
+    return scale
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -55,6 +55,19 @@ def to_double(obj: Any) -> Any:
     return obj
 
 
+def double_clone(obj: Any, device: str | None = None) -> Any:
+    """A float64 copy of every floating tensor and a copy of the rest (the reference may mutate
+    them), on `device` if given: one copy per tensor, where to_double(clone(x)) made two."""
+    if isinstance(obj, torch.Tensor):
+        dtype = torch.float64 if obj.is_floating_point() else obj.dtype
+        return obj.detach().to(device=device or obj.device, dtype=dtype, copy=True)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(double_clone(o, device) for o in obj)
+    if isinstance(obj, dict):
+        return {k: double_clone(v, device) for k, v in obj.items()}
+    return obj
+
+
 def same_values(a: Any, b: Any) -> bool:
     if isinstance(a, torch.Tensor):
         return isinstance(b, torch.Tensor) and a.shape == b.shape and bool(

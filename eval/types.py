@@ -93,6 +93,11 @@ class EvalResult:
     elapsed_s: float | None = None
     kernel_breakdown: list[dict[str, Any]] = field(default_factory=list)
     """With options.profile: per-kernel CUDA time of one candidate call (name, time_us, launches)."""
+    peak_memory_mb: dict[str, float] = field(default_factory=dict)
+    """The judge's peak memory in MiB per stage (load, compile, correctness, timing) and per part
+    of a stage (reference: computing the reference's outputs; compare: judging an output); on CUDA
+    its allocator's peak plus "device", the card's use by every process sampled at the same points
+    (eval/memory.py); on the CPU the judge process's resident high-water mark."""
     log_tail: str = ""
     """Last lines of the worker's stderr (warnings, tracebacks) for the repairer."""
 

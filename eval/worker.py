@@ -26,9 +26,10 @@ import torch
 
 from . import harness as H
 from . import precision as P
-from .compare import changes_across, compare, flatten
+from .compare import ChangeTracker, Verdict, compare, flatten
 from .judge_io import Remote
 from .judge_link import CandidateLink, deadline
+from .memory import MemoryMeter, release
 from .problem import ProblemError, load_problem
 from .signing import sign
 from .types import EvalOptions, EvalResult, Rejected
@@ -47,8 +48,12 @@ class Worker:
         self.spawned = link
         """A candidate process started before this judge imported torch (judge_main), or None."""
         self.link: CandidateLink | None = None
+        self.meter = MemoryMeter(self.device, self.result.peak_memory_mb)
+        self.ref64_device = self.device
+        """Where the float64 reference runs: the host once it did not fit on the GPU."""
 
     def stage(self, name: str) -> None:
+        self.meter.enter_stage(name)
         self.result.stage = name
         if self.link is not None:
             self.link.stage = name
@@ -66,6 +71,8 @@ class Worker:
         except ProblemError as e:
             self.result.usage_error = True
             self.result.fail("load", str(e))
+        finally:
+            self.meter.reading()
         self.result.elapsed_s = round(time.time() - t0, 3)
         return self.result
 
@@ -129,55 +136,95 @@ class Worker:
         reference mutated its inputs, the inputs it ran on). The fp32 output is the error-multiple
         rule's yardstick, so it is computed under the policy's flags, as the baselines run (TF32
         convolutions under `default`): the tolerance follows the policy while the float64
-        reference stays the judge."""
-        ref_in = H.clone(inputs)
-        with torch.no_grad(), P.applied(self.policy):
-            ref32 = self.ref(*ref_in)
+        reference stays the judge. The float64 output comes first, its float64 inputs freed
+        before the fp32 forward, so the two forwards' inputs are never alive together."""
+        with self.meter.section("reference"):
+            ref64 = self._float64_output(inputs) if self.ref64 is not None else None
+            ref_in = H.clone(inputs)
+            with torch.no_grad(), P.applied(self.policy):
+                ref32 = self.ref(*ref_in)
+            if ref64 is None:  # no float64 copy: the strict fp32 result is the best reference there is
+                with torch.no_grad(), P.applied(P.POLICIES["strict"]):
+                    ref64 = H.to_double(self.ref(*H.clone(inputs)) if self.policy.any_tf32 else ref32)
+            return ref64, ref32, not H.same_values(ref_in, inputs), ref_in
+
+    def _float64_output(self, inputs: list[Any]) -> Any:
+        """The float64 reference's output: on the device while it fits there, else on the host
+        (where it stays for the rest of the evaluation; the comparison moves it chunk by chunk)."""
         with torch.no_grad(), P.applied(P.POLICIES["strict"]):
-            if self.ref64 is not None:
-                ref64 = self.ref64(*H.to_double(H.clone(inputs)))
-            else:  # no float64 copy: the strict fp32 result is the best reference there is
-                ref64 = H.to_double(self.ref(*H.clone(inputs)) if self.policy.any_tf32 else ref32)
-        return ref64, ref32, not H.same_values(ref_in, inputs), ref_in
+            if self.ref64_device == "cuda":
+                try:
+                    return self.ref64(*H.double_clone(inputs))
+                except torch.cuda.OutOfMemoryError as e:
+                    oom = _one_line(e)
+                self._float64_on_host(oom)
+            try:
+                return self.ref64(*H.double_clone(inputs, self.ref64_device))
+            except Exception as e:
+                if self.ref64_device == self.device:
+                    raise
+                raise RuntimeError(f"the float64 reference does not fit on the GPU and fails on the "
+                                   f"host: {_one_line(e)}") from None
+
+    def _float64_on_host(self, oom: str) -> None:
+        self.ref64 = self.ref64.to("cpu")
+        self.ref64_device = "cpu"
+        release(True)
+        print(f"the float64 reference does not fit on the GPU ({oom[:200]}): it runs on the host",
+              flush=True)
 
     def _correctness(self) -> None:
         trials: list[tuple[str, Any]] = [(f"trial {i}", None) for i in range(self.opts.trials)]
         trials += [(f"perturbed {name}", fn) for name, fn in H.PERTURBATIONS.items()]
-        base_outputs, worst, rules = [], 0.0, set()
+        changes, worst, rules = ChangeTracker(), 0.0, set()
         for label, perturb in trials:
-            inputs = H.make_inputs(self.problem, H.secret_seed(), self.device, perturb)
-            ref64, ref32, ref_mutates, ref_in = self.reference_outputs(inputs)
-            if perturb is not None and not (_all_finite(ref64) and _all_finite(ref32)):
-                continue  # outside the operator's domain or fp32's range: skip, don't judge
-            if self.remote.ref_desc is None:  # the first trial is the first forward
-                self.ref_mutates = ref_mutates
-                self.remote.set_contract(ref32, ref_in)
-                self.remote.add_set(0, inputs)
-            fwd = self.remote.forward(0, inputs, "trial", "compile_error" if self.result.stage ==
-                                      "compile" else "runtime_error")
-            if self.result.stage == "compile":
-                self.result.kernel_names = fwd.kernels
-                self.result.custom_kernels = len(fwd.kernels)
-                self.stage("correctness")
-            fwd.check_contract("correctness", label)
-            if fwd.mutated and not ref_mutates:
-                raise Rejected("correctness", f"{label}: the candidate modified its inputs in place; "
-                               "the reference does not", "input_mutation")
-            verdict = compare(fwd.out, ref64, ref32, self.opts.atol, self.opts.rtol)
-            if not verdict.ok:
-                raise Rejected("correctness", f"{label}: {verdict.reason}{self._param_hint()}",
-                               "wrong_output")
+            verdict = self._trial(label, perturb, changes)
+            if verdict is None:
+                continue
             worst = max(worst, verdict.max_abs_err)
             self.result.torch_fp32_err = max(self.result.torch_fp32_err or 0.0, verdict.torch_err)
             rules.add(verdict.rule)
             if perturb is None:
-                base_outputs.append(ref32)
                 self.result.trials_run += 1
             else:
                 self.result.perturbed_trials += 1
         self.result.max_abs_err = worst
         self.result.pass_rule = "fp32-error-multiple" if "fp32-error-multiple" in rules else "tolerance"
-        self.result.degenerate = not changes_across(base_outputs)
+        self.result.degenerate = not changes.varies()
+
+    def _trial(self, label: str, perturb: Any, changes: ChangeTracker) -> Verdict | None:
+        """One checked forward against float64 (None: skipped, outside the operator's domain).
+        Its tensors are this call's locals, freed when it returns, and each is dropped as soon as
+        it is done with: the next trial never starts beside this one's outputs."""
+        inputs = H.make_inputs(self.problem, H.secret_seed(), self.device, perturb)
+        ref64, ref32, ref_mutates, ref_in = self.reference_outputs(inputs)
+        if perturb is not None and not (_all_finite(ref64) and _all_finite(ref32)):
+            return None  # outside the operator's domain or fp32's range: skip, don't judge
+        if self.remote.ref_desc is None:  # the first trial is the first forward
+            self.ref_mutates = ref_mutates
+            self.remote.set_contract(ref32, ref_in)
+            self.remote.add_set(0, inputs)
+        del ref_in
+        fwd = self.remote.forward(0, inputs, "trial", "compile_error" if self.result.stage ==
+                                  "compile" else "runtime_error")
+        del inputs
+        if self.result.stage == "compile":
+            self.result.kernel_names = fwd.kernels
+            self.result.custom_kernels = len(fwd.kernels)
+            self.stage("correctness")
+        fwd.check_contract("correctness", label)
+        if fwd.mutated and not ref_mutates:
+            raise Rejected("correctness", f"{label}: the candidate modified its inputs in place; "
+                           "the reference does not", "input_mutation")
+        with self.meter.section("compare"):
+            verdict = compare(fwd.out, ref64, ref32, self.opts.atol, self.opts.rtol)
+        del fwd, ref64
+        if not verdict.ok:
+            raise Rejected("correctness", f"{label}: {verdict.reason}{self._param_hint()}",
+                           "wrong_output")
+        if perturb is None:
+            changes.add(ref32)
+        return verdict
 
     def _param_hint(self) -> str:
         ref = H.param_shapes(self.ref)
