@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..state.records import Profile
 from ..state.vocab import BOTTLENECKS, STRUCTURES
+
+if TYPE_CHECKING:  # state.records builds six pydantic models: `skills search` with text needs none
+    from ..state.records import Profile
 
 _BOTTLENECK_RE = re.compile(r"bottleneck:\s*([a-z-]+)")
 _STRUCTURE_RE = re.compile(r"structures?:\s*([^;\n]*)")
@@ -95,4 +98,4 @@ def facts_from_text(text: str) -> QueryFacts:
 
 
 def query_facts(query: str | Profile) -> QueryFacts:
-    return facts_from_profile(query) if isinstance(query, Profile) else facts_from_text(query)
+    return facts_from_text(query) if isinstance(query, str) else facts_from_profile(query)

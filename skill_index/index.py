@@ -11,18 +11,22 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from ..state.records import Profile
 from .embedding import Embedder, MiniLMEmbedder
 from .facts import QueryFacts, query_facts
 from .gating import Policy, gate
 from .library import default_skills_dir, load_skills
+from .query_cache import CACHE_FILE, CachedEmbedder
 from .ranking import score
 from .schema import Skill, SkillError
 from .stats import ExperienceStats, StatRecord
 from .store import SkillStore, SyncReport
+
+if TYPE_CHECKING:
+    from ..state.records import Profile
 
 _WORDS_RE = re.compile(r"[a-z0-9][a-z0-9-]+")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
@@ -60,6 +64,9 @@ class SkillIndex:
         self.persist_dir = persist_dir or cache_home() / "skill_index"
         self.stats = ExperienceStats(stats_path or cache_home() / "skill_stats.json")
         self.embedder = embedder or MiniLMEmbedder()
+        # Queries repeat (the same profile signature on every resume, bench rerun or CLI search):
+        # their vectors are cached beside the collection, so a repeat never loads the model.
+        self.query_embedder = CachedEmbedder(self.embedder, self.persist_dir / CACHE_FILE)
         self.skills: dict[str, Skill] = load_skills(self.skills_dir)
         self._store: SkillStore | None = None
         self.last_sync: SyncReport | None = None
@@ -98,7 +105,7 @@ class SkillIndex:
         facts = query_facts(signature)
         policy = Policy(allow_tf32=allow_tf32, training=training)
         excluded = set(exclude)
-        sims = self._store.similarities(facts.embed_text)
+        sims = self._store.similarities(facts.embed_text, self.query_embedder)
         structures = facts.bonus_structures
         hits: list[SkillHit] = []
         for sid, sim in sims.items():

