@@ -101,14 +101,14 @@ class ChildRun:
         return f"({why}): {last}"
 
 
-def run_child(module: str, request: dict, device: str, timeout_s: float, announce: bool = True) -> ChildRun:
+def run_child(module: str, request: dict, device: str, timeout_s: float,
+              reference_only: bool = False) -> ChildRun:
     """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, in the sandbox
     (eval/sandbox.py: allowlisted environment, namespaces, rlimits, another uid where possible).
 
     The child reads a per-run signing key from stdin and must sign its result with it; on expiry
     of `timeout_s`, and in any case once it exits, it and everything it started are killed.
-    `announce=False` keeps the sandbox's missing-layers warning for a later child that runs a
-    candidate (the reference check's error must stay one line).
+    `reference_only`: the child runs only the user's reference (sandbox.sandboxed_popen).
     """
     key = secrets.token_bytes(32)
     with tempfile.TemporaryDirectory(prefix="kernelskill-eval-") as tmp:
@@ -116,7 +116,7 @@ def run_child(module: str, request: dict, device: str, timeout_s: float, announc
         req, res, progress, log = d / "request.json", d / "result.json", d / "progress", d / "worker.log"
         req.write_text(json.dumps(request))
         progress.write_text("load")
-        gpu_ceilings = device == "cuda" and module != ceilings.MODULE
+        gpu_ceilings = device == "cuda" and module != ceilings.MODULE and not reference_only
         table = ceilings.prepare(d, run_child) if gpu_ceilings else {}
         # -P: the working directory is not put on sys.path; cwd is the scratch folder anyway.
         cmd = [sys.executable, "-P", "-m", module, str(req), str(res), str(progress)]
@@ -124,7 +124,8 @@ def run_child(module: str, request: dict, device: str, timeout_s: float, announc
         timed_out = False
         with open(log, "wb") as logf:
             run = sandbox.sandboxed_popen(cmd, d, device, timeout_s=timeout_s, stdin=subprocess.PIPE,
-                                          stdout=logf, stderr=subprocess.STDOUT, announce=announce)
+                                          stdout=logf, stderr=subprocess.STDOUT,
+                                          reference_only=reference_only)
             try:
                 run.proc.communicate(key.hex().encode() + b"\n", timeout=timeout_s)
             except subprocess.TimeoutExpired:

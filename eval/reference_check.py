@@ -23,7 +23,7 @@ def check_reference(problem_source: str, device: str, size: str, precision: str 
 
     run = run_child("kernelskill.eval.reference_check", {
         "problem_source": problem_source, "problem_name": problem_name, "device": device, "size": size,
-        "precision": precision}, device, timeout_s, announce=False)
+        "precision": precision}, device, timeout_s, reference_only=True)
     if run.timed_out:
         return f"{problem_name}: the reference did not finish within {timeout_s:g} s during {run.stage}"
     if run.payload is None:

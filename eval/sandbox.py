@@ -167,10 +167,12 @@ def home_mask(env: dict[str, str]) -> tuple[str | None, list[str]]:
 
 
 def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bool,
-          lifeline_fd: int | None = None, env: dict[str, str] | None = None) -> str:
+          lifeline_fd: int | None = None, env: dict[str, str] | None = None,
+          shared_caches: bool = True) -> str:
     home, keep = home_mask(env if env is not None else dict(os.environ))
+    writable = _ready_caches(layers.uid) if shared_caches else []
     return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(), "uid": layers.uid,
-                       "home": home, "home_keep": keep, "writable": _ready_caches(layers.uid),
+                       "home": home, "home_keep": keep, "writable": writable,
                        "gid": layers.uid, "drop_caps": layers.drop_caps, "rlimits": rlimits,
                        "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd,
                        "lifeline_fd": lifeline_fd})
@@ -185,7 +187,7 @@ def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, cod
             os.chown(tmp, uid, uid)
         r, w = os.pipe()
         try:
-            spec = _spec(Layers(uid=uid, drop_caps=caps), tmp, w, {}, mount)
+            spec = _spec(Layers(uid=uid, drop_caps=caps), tmp, w, {}, mount, shared_caches=False)
             return _runs([*prefix, sys.executable, "-I", "-S", INIT, spec, "--", sys.executable, "-I",
                           "-S", "-c", code], cwd=tmp, pass_fds=(w,))
         finally:
@@ -311,24 +313,28 @@ class SandboxRun:
 
 
 def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: float | None = None,
-                    extra_env: dict[str, str] | None = None, announce: bool = True,
+                    extra_env: dict[str, str] | None = None, reference_only: bool = False,
                     **popen_kwargs: object) -> SandboxRun:
     """Start `cmd` in the sandbox, cwd `scratch` (the one folder it may write); `popen_kwargs`
     are stdin/stdout/stderr and the like. The caller must end it with kill_all(run), whatever
-    happens, and may wait on run.proc meanwhile."""
+    happens, and may wait on run.proc meanwhile. `reference_only`: the child runs only the user's
+    reference (the up-front check), so it gets no shared compile caches (a refused problem writes
+    nothing outside scratch) and prints no missing-layers warning (its error stays one line)."""
     layers = probe()
-    if announce:
+    if not reference_only:
         _warn_once(layers)
     token = secrets.token_hex(16)
     if layers.uid is not None:
         for p in [scratch, *scratch.rglob("*")]:
             os.chown(p, layers.uid, layers.uid)
     env = child_env(device, scratch, token) | (extra_env or {})
+    if reference_only:
+        env.update({k: f"{scratch}/.cache/{v.name}" for k, v in compile_caches().items()})
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
     os.set_blocking(status_r, False)
     spec = _spec(layers, str(scratch), status_w, rlimits(device, timeout_s), "mount" in layers.namespaces,
-                 lifeline_r, env)
+                 lifeline_r, env, shared_caches=not reference_only)
     argv = [*layers.unshare_prefix(), sys.executable, "-I", "-S", INIT, spec, "--", *cmd]
     fds = (status_w, lifeline_r, *popen_kwargs.pop("pass_fds", ()))
     try:
