@@ -1,4 +1,4 @@
-"""The launchers' host-side helpers (runtime_src.COLLAPSE), stand-ins for library calls that cost
+"""The launchers' host-side helpers (runtime/common.py's COLLAPSE), stand-ins for library calls that cost
 microseconds per forward: `_bshape` for torch.broadcast_shapes (the same result or the same
 refusal on any shapes), `_cdiv` and `_npow2` for triton.cdiv and triton.next_power_of_2."""
 
@@ -7,7 +7,7 @@ import torch
 import triton
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kernelskill.authors.builtin.runtime_src import COLLAPSE
+from kernelskill.authors.builtin.runtime.common import COLLAPSE
 from kernelskill.eval.problem import exec_module
 
 # Executed as the evaluator executes a candidate: outside the interpreter @triton.jit reads its
