@@ -1,12 +1,19 @@
 """Launcher-side helpers shared by every generated scan (emitted once per file): how a tensor
 is viewed as (outer, scanned, inner), the plan (orientation, blocks, chunks, vector width), and
 the launches it makes (grid, arguments and constexprs of each phase), all from metadata so that
-a launcher computes them once per operand signature (see families/scan/codegen.py's emit_scan)."""
+a launcher computes them once per operand signature (see families/scan/codegen.py's emit_scan).
 
-SCAN_RUNTIME = '''
+Pasted whole into a solution with a scan (runtime.SCAN_RUNTIME), after runtime/common.py,
+whose helpers it calls."""
+
+import math
+
+from .common import _cdiv, _npow2, _sms
+
+
 def _scan_group(shape, stride):
     """(size, innermost stride) of dims merged into one, or None when their strides do not allow it."""
-    dims = [(s, st) for s, st in zip(shape, stride) if s != 1]
+    dims = [(s, st) for s, st in zip(shape, stride, strict=True) if s != 1]
     if not dims:
         return 1, 0
     size, inner = dims[-1]
@@ -34,17 +41,17 @@ def _scan_lanes(meta, ip2, np2):
 
 
 def _scan_span(t):
-    return 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride()))
+    return 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=True))
 
 
 def _scan_plan(shape, dim, gx, gy, dev, split, tensors):
     """Orientation, sizes, strides, block and chunking of a scan over `dim` of `shape`."""
-    O, N, I = math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
+    O, N, I = math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])  # noqa: E741 (O x N x I)
     (sxo, sxn, sxi), (syo, syn, syi) = gx, gy
     fo, fn, fi = N * I, I, 1
     if I == 1 and O > 1 and sxn != 1 and sxo == 1:
         # A transposed matrix: neighbouring lines are adjacent in memory, so scan them as lanes.
-        O, I = 1, O
+        O, I = 1, O  # noqa: E741
         sxo, sxi, syo, syi, fo, fi = 0, sxo, 0, syo, 0, fo
     rows = I == 1 or (sxn == 1 and sxi != 1)
     if rows:
@@ -79,7 +86,8 @@ def _scan_launches(shape, dim, gx, gy, dev, split, tensors, kw):
     workspace, grid, size and stride arguments, [(constexprs, autotuning-pick slot)] per launch:
     one, or two phases when lines are chunked). Each phase is its own autotuning key (PHASE), so
     each keeps its own pick (runtime _launch)."""
-    rows, O, N, I, strides, block, vec, C, CH, i64 = _scan_plan(shape, dim, gx, gy, dev, split, tensors)
+    rows, O, N, I, strides, block, vec, C, CH, i64 = _scan_plan(  # noqa: E741
+        shape, dim, gx, gy, dev, split, tensors)
     L = O * I
     if rows:
         grid = lambda meta: (_cdiv(L, max(meta['TILE'] // block, 1)), C)
@@ -90,4 +98,3 @@ def _scan_launches(shape, dim, gx, gy, dev, split, tensors, kw):
         kw = dict(kw, IP2=block, NP2=np2, I64=i64)
     steps = [(dict(kw, PHASE=phase), []) for phase in ([0] if C == 1 else [1, 2])]
     return rows, L * C if C > 1 else 1, grid, (L, O, N, I, CH, C, *strides), steps
-'''

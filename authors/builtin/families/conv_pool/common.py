@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frontend.ir import Op, Region, Value
-from ...runtime.common import COLLAPSE
+from ...runtime import COLLAPSE
 from ...runtime.conv_pool import CP_RUNTIME
 from ..pointwise.codegen import chain_statements, external_inputs
 
@@ -33,7 +33,7 @@ CHEAP_OPS = {"identity", "relu", "clamp", "add", "sub", "rsub", "mul", "neg", "a
 
 def plan_args_key(args: list[str], operands: list[str]) -> str:
     """Generated key of a `_cp_plan` cache: plain launcher arguments, then each operand's
-    metadata (runtime/common.py's plan_key's layout, flat in one tuple); at least one operand."""
+    metadata (templates/launch.py's plan_key layout, flat in one tuple); at least one operand."""
     ops = [f"{o}.shape, {o}.stride(), {o}.dtype, {o}.device" for o in operands]
     return "(" + ", ".join(args + ops) + ")"
 

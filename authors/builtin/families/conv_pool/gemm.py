@@ -35,9 +35,9 @@ insertion, no scatter, no atomics.
 from __future__ import annotations
 
 from ...frontend.ir import Region
-from ...runtime.common import autotune
 from ...runtime.gemm_prep import GEMM_PREP
 from ...templates.base import EmitContext, Emitted, Template
+from ...templates.launch import autotune
 from .common import (
     CONV_GEOMETRY,
     CONV_OUT,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...frontend.ir import Op, Program, Region, Value
-from ...runtime.common import autotune
 from ...templates.base import EmitContext, Emitted
+from ...templates.launch import autotune
 from .common import (
     PIXEL_COORDS,
     conv_attr_args,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...frontend.ir import Op, Value
-from ...runtime.common import autotune
+from ...templates.launch import autotune
 from ..pointwise.codegen import chain_statements, external_inputs, runtime_scalars
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...frontend.ir import Op, Region
-from ...runtime.common import COLLAPSE, plan_key
+from ...runtime import COLLAPSE
 from ...runtime.gemm import GEMM_RUNTIME
 from ...runtime.gemm_prep import GEMM_PREP, SCALE_K
 from ...templates.base import EmitContext, Emitted, Template
+from ...templates.launch import plan_key
 from .kernels import GemmChain, KernelOpts, kernel_source, reduce_source
 from .match import (
     _F16_ROW_RULE,

@@ -11,7 +11,7 @@ Every norm here is "statistics over a group of elements, then an elementwise app
   programs so every SM streams, a tiny combine (also updating BatchNorm running statistics), and
   one elementwise pass. Used for batch norm, large groups, and few long rows.
 
-Markers filled by families/norms/emit: @NAME@, @CONFIGS@, @TUNE@ (runtime/common.py's TUNE_CACHE), @PLAIN@ /
+Markers filled by families/norms/emit: @NAME@, @CONFIGS@, @TUNE@ (templates/launch.py's TUNE_CACHE), @PLAIN@ /
 @CONST@ (fused chain parameters); lines `#LOAD#` (defines `v`, the normalized input, from `xoff`
 or a fused prologue at `lin`) and `#EPI#` (defines `res` from `out`, applying a fused epilogue at
 `lin`); line prefixes `#X#` (kept when x is loaded directly) and `#P#` (kept with a prologue), so

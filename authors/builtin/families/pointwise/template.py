@@ -9,8 +9,9 @@ operands that are plain contiguous tensors of the output's shape skip index arit
 from __future__ import annotations
 
 from ...frontend.ir import Region
-from ...runtime.common import COLLAPSE, autotune, plan_key
+from ...runtime import COLLAPSE
 from ...templates.base import EmitContext, Emitted, Template
+from ...templates.launch import autotune, plan_key
 from .codegen import chain_statements, external_inputs, runtime_scalars
 
 _LOW = {"torch.float16", "torch.bfloat16"}

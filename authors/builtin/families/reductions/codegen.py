@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...frontend.ir import Op, Value
-from ...runtime.common import COLLAPSE, autotune, plan_lookup
+from ...runtime import COLLAPSE
 from ...templates.base import EmitContext, Emitted
+from ...templates.launch import autotune, plan_lookup
 from ..pointwise.codegen import ChainCode, chain_statements
 from .reducers import Gen, Reducer
 

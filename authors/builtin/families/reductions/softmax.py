@@ -14,9 +14,10 @@ otherwise (softmax over channels of NCHW data).
 from __future__ import annotations
 
 from ...frontend.ir import Region
-from ...runtime.common import COLLAPSE, plan_lookup
+from ...runtime import COLLAPSE
 from ...runtime.reductions import RUNTIME
 from ...templates.base import EmitContext, Emitted
+from ...templates.launch import plan_lookup
 from ..pointwise.codegen import ChainCode, external_inputs
 from .codegen import (
     ALIGN_LINES,
