@@ -90,7 +90,7 @@ def _inner(kind: str, attrs: dict[str, Any], rank: int | None) -> bool | None:
 
 def op_summary(source: str, path: str) -> OpSummary:
     """Operators of the reference forward (empty when it cannot be captured)."""
-    from ..authors.builtin.capture import capture
+    from ..authors.builtin.frontend.capture import capture
 
     try:
         cap = capture(source, path or "<problem>", "small")

@@ -17,13 +17,13 @@ from typing import Any
 from ...eval import precision
 from ...state.records import Candidate, Plan
 from ..base import AuthorError, AuthorTask, same_code
-from .capture import Captured, CaptureError, capture
 from .emit import assemble, assemble_verbatim
-from .fuse import partition
-from .ir import Region
-from .pointwise import runtime_scalars
-from .template_api import EmitContext, Emitted, Template
-from .templates import load_templates
+from .families.pointwise.codegen import runtime_scalars
+from .frontend.capture import Captured, CaptureError, capture
+from .frontend.fuse import partition
+from .frontend.ir import Region
+from .templates.base import EmitContext, Emitted, Template
+from .templates.loader import load_templates
 
 
 @dataclass

@@ -7,8 +7,8 @@ import ast
 import re
 import textwrap
 
-from .ir import Program, Region, Value
-from .template_api import EmitContext, Emitted
+from .frontend.ir import Program, Region, Value
+from .templates.base import EmitContext, Emitted
 
 HEADER = '''"""{doc}"""
 
@@ -125,7 +125,7 @@ def assemble_verbatim(problem_source: str, doc: str) -> str:
     caller's precision flags, as the user's module does): the candidate when the forward cannot be
     captured as a graph, and the kept solution when nothing beat eager. Correct by construction;
     whole-forward skills can wrap it."""
-    from .capture import model_class_as, split_problem_source
+    from .frontend.capture import model_class_as, split_problem_source
 
     preamble = split_problem_source(problem_source)[0]
     cls_src = model_class_as(problem_source, "ModelNew")

@@ -7,6 +7,6 @@ then the smallest index holding it. Strided reduced dims run as coalesced column
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.reductions_templates import IndexReductionTemplate
+from kernelskill.authors.builtin.templates.api import IndexReductionTemplate
 
 TEMPLATE = IndexReductionTemplate()

@@ -4,15 +4,22 @@
 associative scan with a multiply combine), the carry across blocks and chunks is a product
 (`tl.reduce` with the same combine), and the identity that pads masked lanes is 1. Everything
 else (orientation, chunking, fused prologue / epilogue, one read and one write) is the block
-scan of scan_codegen. Products of signed factors keep their sign; rounding differs from a
+scan of families/scan/codegen. Products of signed factors keep their sign; rounding differs from a
 sequential product only by the tree order (relative error ~ log2(N) ulp per element).
 """
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.scan_codegen import COMBINES, emit_scan, scan_dim, scan_region_ok
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
+from kernelskill.authors.builtin.templates.api import (
+    COMBINES,
+    EmitContext,
+    Emitted,
+    Region,
+    Template,
+    emit_scan,
+    scan_dim,
+    scan_region_ok,
+)
 
 
 class AssociativeScan(Template):

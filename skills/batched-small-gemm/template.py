@@ -2,7 +2,7 @@
 strided batch views supported) autotuned over small tiles and few warps, so a batch of 16-128
 sided matrices is not mostly padding and each program has little synchronisation overhead."""
 
-from kernelskill.authors.builtin.gemm_template import GemmTemplate, tile_config
+from kernelskill.authors.builtin.templates.api import GemmTemplate, tile_config
 
 # Rationale: tl.dot needs tiles >= 16; 2 warps for 16-32 tiles, 4 for 64 (8 for 128x64: at 4
 # the tf32x3 dot spills registers, ptxas sm_90); 2-3 stages suffice for short K loops.

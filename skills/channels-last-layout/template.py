@@ -10,20 +10,23 @@ result either channels-last (when every reader of the region's output is a convo
 takes this path too: a stack keeps NHWC between its layers) or in the reference's NCHW layout
 (the transposition is free inside a pass that reads and writes every element anyway). Under
 `strict` it never matches: vendor-conv-fused-tail keeps the NCHW fp32 call.
-The pass is in authors/builtin/conv_pool_layout.py.
+The pass is in authors/builtin/families/conv_pool/layout.py.
 """
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.conv_pool_common import conv_ok
-from kernelskill.authors.builtin.conv_pool_layout import (
+from kernelskill.authors.builtin.templates.api import (
     CONFIGS,
+    EmitContext,
+    Emitted,
+    Program,
+    Region,
+    Template,
     channels_last_rule,
+    conv_ok,
     emit_layout_conv,
     nhwc_readers,
 )
-from kernelskill.authors.builtin.ir import Program, Region
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 
 class ConvChannelsLast(Template):

@@ -7,11 +7,11 @@ across programs (`waves` programs per SM) and partials combined in a second pass
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.reductions_templates import (
-                                                              IndexReductionTemplate,
-                                                              ReductionTemplate,
-                                                              VariantTemplate,
-                                                              trailing,
+from kernelskill.authors.builtin.templates.api import (
+    IndexReductionTemplate,
+    ReductionTemplate,
+    VariantTemplate,
+    trailing,
 )
 
 TEMPLATE = VariantTemplate([IndexReductionTemplate(), ReductionTemplate()],

@@ -5,14 +5,12 @@ Not a default: under the strict fp32 policy it competes with cuDNN in fp32 (FFMA
 50 TFLOP/s on an H200) using 3-pass TF32 on tensor cores, which should win on large channel
 counts, but a gathered implicit GEMM also pays index math and masked loads; the eager baseline
 itself runs cuDNN in one-pass TF32. Apply it when the profile shows the conv dominates and
-measure; the kernel is in authors/builtin/conv_pool_gemm.py.
+measure; the kernel is in authors/builtin/families/conv_pool/gemm.py.
 """
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.conv_pool_common import conv_ok, one_channel_groups
-from kernelskill.authors.builtin.conv_pool_gemm import ConvGemmTemplate
-from kernelskill.authors.builtin.ir import Region
+from kernelskill.authors.builtin.templates.api import ConvGemmTemplate, Region, conv_ok, one_channel_groups
 
 
 class ConvImplicitGemm(ConvGemmTemplate):

@@ -5,7 +5,7 @@ pointwise chain fused before the store.
 Outputs are grouped by phase (o % stride per dim); within a phase every output needs the same
 taps, so each tile visits only the taps that contribute (1/stride^d of them with dilation 1):
 no zero-inserted input, no scatter, no atomics, and the upsampled output is written once, with
-its epilogue applied. The kernel is in authors/builtin/conv_pool_gemm.py.
+its epilogue applied. The kernel is in authors/builtin/families/conv_pool/gemm.py.
 
 Not a default until measured on the H200, though this is the category with the most headroom
 (eager 6-15x over the floor on transposed 3D convs).
@@ -13,9 +13,7 @@ Not a default until measured on the H200, though this is the category with the m
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.conv_pool_common import conv_ok
-from kernelskill.authors.builtin.conv_pool_gemm import ConvGemmTemplate
-from kernelskill.authors.builtin.ir import Region
+from kernelskill.authors.builtin.templates.api import ConvGemmTemplate, Region, conv_ok
 
 
 class ConvTransposeGather(ConvGemmTemplate):

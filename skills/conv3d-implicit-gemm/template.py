@@ -9,9 +9,7 @@ the comparison is cuDNN fp32 vs tf32x3, and the eager baseline runs one-pass TF3
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.conv_pool_common import conv_ok, one_channel_groups
-from kernelskill.authors.builtin.conv_pool_gemm import ConvGemmTemplate
-from kernelskill.authors.builtin.ir import Region
+from kernelskill.authors.builtin.templates.api import ConvGemmTemplate, Region, conv_ok, one_channel_groups
 
 
 class Conv3dImplicitGemm(ConvGemmTemplate):

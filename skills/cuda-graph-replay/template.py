@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kernelskill.authors.builtin.template_api import EmitContext, Template
+from kernelskill.authors.builtin.templates.api import EmitContext, Template
 
 EAGER = "_eager_forward"
 GRAPHS = "_cuda_graphs"

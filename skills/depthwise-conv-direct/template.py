@@ -12,14 +12,20 @@ full size too), but it is only fast when each group has one input channel.
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.conv_pool_common import (
+from kernelskill.authors.builtin.templates.api import (
     CHEAP_OPS,
+    COLLAPSE,
     CONV_GEOMETRY,
     CONV_OUT,
     CP_RUNTIME,
     WINDOW_CONSTS,
     WINDOW_KWARGS,
+    EmitContext,
+    Emitted,
     PlaneChain,
+    Region,
+    Template,
+    autotune,
     chain_ok,
     indent,
     is_float,
@@ -30,9 +36,6 @@ from kernelskill.authors.builtin.conv_pool_common import (
     tup,
     window_tile_lines,
 )
-from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 # Rationale: like pooling, ~1-2K outputs per program with wide rows for coalesced shifted loads;
 # taps re-read the tile from L1, and the halo re-read from L2 shrinks with taller tiles (5x5

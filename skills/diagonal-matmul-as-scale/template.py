@@ -4,9 +4,7 @@ built when nothing else reads it. The product then fuses with its pointwise neig
 (fuse-elementwise-chain). Exact: the dense product adds only exact zeros to v[i] * B[i, j]
 (finite inputs). Default on: it is never slower."""
 
-from kernelskill.authors.builtin.gemm_rewrites import rewrite_diagonal
-from kernelskill.authors.builtin.ir import Program
-from kernelskill.authors.builtin.template_api import EmitContext, Template
+from kernelskill.authors.builtin.templates.api import EmitContext, Program, Template, rewrite_diagonal
 
 
 class DiagonalMatmulAsScale(Template):

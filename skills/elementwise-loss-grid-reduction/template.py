@@ -9,8 +9,7 @@ ops and fuse into neighbouring kernels as prologues or chains.)
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.reductions_reducers import ELEMENTWISE_LOSSES
-from kernelskill.authors.builtin.reductions_templates import LossTemplate
+from kernelskill.authors.builtin.templates.api import ELEMENTWISE_LOSSES, LossTemplate
 
 
 class ElementwiseLossGrid(LossTemplate):

@@ -11,10 +11,17 @@ Its rewrite hook turns hand-written RMS norms (x * rsqrt(mean(x^2) + eps)) and L
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.ir import Program, Region
-from kernelskill.authors.builtin.norms_emit import chains_supported, emit_norm, parse_norm
-from kernelskill.authors.builtin.norms_rewrite import rewrite_manual_norms
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
+from kernelskill.authors.builtin.templates.api import (
+    EmitContext,
+    Emitted,
+    Program,
+    Region,
+    Template,
+    chains_supported,
+    emit_norm,
+    parse_norm,
+    rewrite_manual_norms,
+)
 
 
 class FusedLayerRmsNorm(Template):

@@ -11,12 +11,18 @@ propagates NaN like PyTorch. return_indices stays in PyTorch.
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.conv_pool_common import (
+from kernelskill.authors.builtin.templates.api import (
+    COLLAPSE,
     CP_PLANS,
     CP_RUNTIME,
     WINDOW_CONSTS,
     WINDOW_KWARGS,
+    EmitContext,
+    Emitted,
     PlaneChain,
+    Region,
+    Template,
+    autotune,
     chain_ok,
     hashable_attr,
     indent,
@@ -26,9 +32,6 @@ from kernelskill.authors.builtin.conv_pool_common import (
     single_output,
     window_tile_lines,
 )
-from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 POOL_RUNTIME = '''
 def _pool_out(size, k, s, p, d, ceil):

@@ -8,6 +8,6 @@ region reads its inputs once and writes its output once.
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.reductions_templates import ReductionTemplate
+from kernelskill.authors.builtin.templates.api import ReductionTemplate
 
 TEMPLATE = ReductionTemplate()

@@ -10,7 +10,7 @@ position: a class dim that is not innermost runs as column tiles along the conti
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.reductions_templates import LossTemplate
+from kernelskill.authors.builtin.templates.api import LossTemplate
 
 
 class FusedRowLoss(LossTemplate):

@@ -5,10 +5,10 @@ its only store.
 Why: the tail after a GEMM reads and writes the full output once per op in eager PyTorch, and
 torch.compile does not fuse it into cuBLAS; here it costs no memory traffic at all. The dot uses
 tf32x3 under strict fp32 (prepared TF32 hi / lo operands on large shapes: 1.7-2.1x cuBLAS fp32 on
-an H200, gemm_prep.py).
+an H200, runtime/gemm_prep.py).
 """
 
-from kernelskill.authors.builtin.gemm_template import GemmTemplate
+from kernelskill.authors.builtin.templates.api import GemmTemplate
 
 
 class GemmEpilogueFusion(GemmTemplate):

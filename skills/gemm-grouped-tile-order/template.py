@@ -5,7 +5,7 @@ Why: programs resident at the same time then cover a GROUP_M x k block of output
 both A and B panels from the 60 MB L2 instead of streaming all of B per row of tiles; the best
 group size depends on how many tiles fit in one wave of 132 SMs."""
 
-from kernelskill.authors.builtin.gemm_template import GemmTemplate, tile_config
+from kernelskill.authors.builtin.templates.api import GemmTemplate, tile_config
 
 GROUPED_CONFIGS = [tile_config(64, 64, 32, 4, 4, group=8)] + [
     tile_config(bm, bn, 32, w, s, group=g)

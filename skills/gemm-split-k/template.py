@@ -9,7 +9,7 @@ only triggers on few-tile, long-K shapes (e.g. 640 x 896 with K = 50000: 35 tile
 132 SMs -> 7 chunks). This template pins the choice for the planner; on a default candidate it
 changes nothing, so the planner skips it there."""
 
-from kernelskill.authors.builtin.gemm_template import GemmTemplate
+from kernelskill.authors.builtin.templates.api import GemmTemplate
 
 
 class GemmSplitK(GemmTemplate):

@@ -3,9 +3,7 @@ with TF32 too): ~1.6x cuBLAS fp32 on an H200 with relative error ~8e-4. Under `d
 `strict` (IEEE fp32 matmuls, as eager's) it never matches.
 """
 
-from kernelskill.authors.builtin.gemm_template import GemmTemplate
-from kernelskill.authors.builtin.ir import Program, Region
-from kernelskill.authors.builtin.template_api import EmitContext
+from kernelskill.authors.builtin.templates.api import EmitContext, GemmTemplate, Program, Region
 
 
 class GemmTf32(GemmTemplate):

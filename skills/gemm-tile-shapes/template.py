@@ -1,7 +1,7 @@
 """The GEMM kernel autotuned over a wider space of tile shapes, K steps, warps and stages than the
 default (non-default: each configuration compiles, so the search costs start-up time)."""
 
-from kernelskill.authors.builtin.gemm_template import (
+from kernelskill.authors.builtin.templates.api import (
     DEFAULT_CONFIGS,
     PREP16_CONFIGS,
     PREP_CONFIGS,
@@ -39,7 +39,7 @@ WIDE_PREP_CONFIGS = PREP_CONFIGS + [
 
 # fp16 parts take half the bytes, (2 BM + 2 BN) * BK * 2 per stage: a 128x256x64 tile fits two
 # stages (192 KB). The experiment's other tiles (tests/gpu/gemm_fp16x3.py); none won a shape there.
-# BK stays 64, the parts' scale chunk (gemm_prep.SCALE_K).
+# BK stays 64, the parts' scale chunk (runtime/gemm_prep.py's SCALE_K).
 WIDE_PREP16_CONFIGS = PREP16_CONFIGS + [
     tile_config(128, 256, 64, 8, 2),
     tile_config(128, 128, 64, 4, 3),

@@ -7,7 +7,7 @@ once with 16-byte loads (a tensor-core tile would be >= 16 wide and mostly paddi
 shapes take the tensor-core GEMM. The default templates make the same run-time choice for
 rank-2 operands ([K, 1] columns, linear layers on a few rows); this skill adds the rank-1 forms."""
 
-from kernelskill.authors.builtin.gemm_template import GemmTemplate
+from kernelskill.authors.builtin.templates.api import GemmTemplate
 
 
 class GemvBandwidth(GemmTemplate):

@@ -10,19 +10,23 @@ of a block instead. The input is read once: the floor.
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.conv_pool_common import (
+from kernelskill.authors.builtin.templates.api import (
+    COLLAPSE,
     CP_PLANS,
     CP_RUNTIME,
+    EmitContext,
+    Emitted,
+    Op,
     PlaneChain,
+    Region,
+    Template,
+    autotune,
     chain_ok,
     indent,
     is_float,
     plan_args_key,
     single_output,
 )
-from kernelskill.authors.builtin.ir import Op, Region
-from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 GPOOL_RUNTIME = '''
 def _gpool_plan(attrs, ops, dims, n_src):

@@ -6,9 +6,14 @@ drops from O(n^3) to O(n^2). The products run in cuBLAS (they are matrix-vector 
 Exact math; the rounding differs like any other summation order. Non-default: it applies only
 when the planner asks, and keeps the reference's order whenever that is not much worse."""
 
-from kernelskill.authors.builtin.gemm_rewrites import rewrite_reassociation
-from kernelskill.authors.builtin.ir import Program, Region
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
+from kernelskill.authors.builtin.templates.api import (
+    EmitContext,
+    Emitted,
+    Program,
+    Region,
+    Template,
+    rewrite_reassociation,
+)
 
 
 class MatmulReassociation(Template):

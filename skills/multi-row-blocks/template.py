@@ -7,12 +7,12 @@ loads stay coalesced and per-program overhead is amortised over many rows.
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.reductions_templates import (
-                                                              IndexReductionTemplate,
-                                                              ReductionTemplate,
-                                                              SoftmaxTemplate,
-                                                              VariantTemplate,
-                                                              trailing,
+from kernelskill.authors.builtin.templates.api import (
+    IndexReductionTemplate,
+    ReductionTemplate,
+    SoftmaxTemplate,
+    VariantTemplate,
+    trailing,
 )
 
 TEMPLATE = VariantTemplate([IndexReductionTemplate(), ReductionTemplate(), SoftmaxTemplate()],

@@ -2,11 +2,11 @@
 
 Rows that fit a tile are read once and written once; longer rows take an online (max, sum)
 pass then a normalizing pass; few very long rows are split across programs (partials merged by
-every chunk program). See authors/builtin/reductions_softmax.py for the modes.
+every chunk program). See authors/builtin/families/reductions/softmax.py for the modes.
 """
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.reductions_templates import SoftmaxTemplate
+from kernelskill.authors.builtin.templates.api import SoftmaxTemplate
 
 TEMPLATE = SoftmaxTemplate()

@@ -9,9 +9,14 @@ measured ~1.1x cuBLAS fp32 on plain GEMMs, plus the saved epilogue passes.
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.conv_pool_common import conv_ok, one_channel_groups, tup
-from kernelskill.authors.builtin.conv_pool_gemm import POINTWISE_CONFIGS, ConvGemmTemplate
-from kernelskill.authors.builtin.ir import Region
+from kernelskill.authors.builtin.templates.api import (
+    POINTWISE_CONFIGS,
+    ConvGemmTemplate,
+    Region,
+    conv_ok,
+    one_channel_groups,
+    tup,
+)
 
 
 class PointwiseConvGemm(ConvGemmTemplate):

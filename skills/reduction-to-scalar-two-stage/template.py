@@ -9,8 +9,8 @@ first stage below DRAM peak.
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.reductions_reducers import ELEMENTWISE_LOSSES
-from kernelskill.authors.builtin.reductions_templates import (
+from kernelskill.authors.builtin.templates.api import (
+    ELEMENTWISE_LOSSES,
     LossTemplate,
     ReductionTemplate,
     VariantTemplate,

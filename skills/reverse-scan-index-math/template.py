@@ -11,9 +11,19 @@ from __future__ import annotations
 
 import ast
 
-from kernelskill.authors.builtin.ir import Op, Program, Region, Value
-from kernelskill.authors.builtin.scan_codegen import COMBINES, emit_scan, scan_dim, scan_region_ok
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
+from kernelskill.authors.builtin.templates.api import (
+    COMBINES,
+    EmitContext,
+    Emitted,
+    Op,
+    Program,
+    Region,
+    Template,
+    Value,
+    emit_scan,
+    scan_dim,
+    scan_region_ok,
+)
 
 
 def flip_dims(op: Op) -> tuple[int, ...] | None:

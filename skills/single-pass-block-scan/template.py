@@ -4,16 +4,22 @@
 floor on an H200). Here each line is streamed once: a tile is loaded, scanned in registers
 (`tl.cumsum`), offset by the carry of the blocks before it and stored; the carry moves on by
 the tile's total. Lines along the contiguous axis use row tiles, lines across it (scanning a
-middle dim) use lane tiles, and too few lines are split into chunks (see scan_codegen).
+middle dim) use lane tiles, and too few lines are split into chunks (see families/scan/codegen).
 Masked and exclusive scans fuse as a pointwise prologue (`cumsum(x * mask)`) or epilogue
 (`cumsum(x) - x`), so they cost no extra pass either.
 """
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.scan_codegen import emit_scan, scan_dim, scan_region_ok
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
+from kernelskill.authors.builtin.templates.api import (
+    EmitContext,
+    Emitted,
+    Region,
+    Template,
+    emit_scan,
+    scan_dim,
+    scan_region_ok,
+)
 
 
 class BlockScan(Template):

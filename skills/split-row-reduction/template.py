@@ -9,11 +9,11 @@ SMs on long rows (e.g. 16 rows of 4M elements).
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.reductions_templates import (
-                                                              IndexReductionTemplate,
-                                                              ReductionTemplate,
-                                                              SoftmaxTemplate,
-                                                              VariantTemplate,
+from kernelskill.authors.builtin.templates.api import (
+    IndexReductionTemplate,
+    ReductionTemplate,
+    SoftmaxTemplate,
+    VariantTemplate,
 )
 
 TEMPLATE = VariantTemplate([IndexReductionTemplate(), ReductionTemplate(), SoftmaxTemplate()],

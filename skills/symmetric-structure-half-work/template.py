@@ -7,11 +7,16 @@ Exact math (C[j, i] and C[i, j] are the same sum), and the structure comes from 
 ops, never from input values. Non-default until measured: the mirrored store is a transposed
 tile write and the upper-triangle programs exit at once."""
 
-from kernelskill.authors.builtin.gemm_kernels import KernelOpts
-from kernelskill.authors.builtin.gemm_rewrites import rewrite_symmetric
-from kernelskill.authors.builtin.gemm_template import GemmTemplate, gemm_ok, tile_config
-from kernelskill.authors.builtin.ir import Program, Region
-from kernelskill.authors.builtin.template_api import EmitContext
+from kernelskill.authors.builtin.templates.api import (
+    EmitContext,
+    GemmTemplate,
+    KernelOpts,
+    Program,
+    Region,
+    gemm_ok,
+    rewrite_symmetric,
+    tile_config,
+)
 
 # Square tiles only: tile (m, n) mirrors onto tile (n, m).
 SQUARE_CONFIGS = [

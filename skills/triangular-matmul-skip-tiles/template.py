@@ -8,11 +8,15 @@ Exact: only products with an operand the reference's own ops set to zero are ski
 inputs stay covered), and every computed element sums the same products. Default on: it never
 does more work than the plain GEMM plus the tril pass it replaces (1.5-2x on square shapes)."""
 
-from kernelskill.authors.builtin.gemm_kernels import KernelOpts
-from kernelskill.authors.builtin.gemm_rewrites import rewrite_triangular
-from kernelskill.authors.builtin.gemm_template import GemmTemplate, gemm_ok
-from kernelskill.authors.builtin.ir import Program, Region
-from kernelskill.authors.builtin.template_api import EmitContext
+from kernelskill.authors.builtin.templates.api import (
+    EmitContext,
+    GemmTemplate,
+    KernelOpts,
+    Program,
+    Region,
+    gemm_ok,
+    rewrite_triangular,
+)
 
 
 class TriangularMatmul(GemmTemplate):

@@ -12,9 +12,15 @@ the running statistics.
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.norms_emit import chains_supported, emit_norm, parse_norm
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
+from kernelskill.authors.builtin.templates.api import (
+    EmitContext,
+    Emitted,
+    Region,
+    Template,
+    chains_supported,
+    emit_norm,
+    parse_norm,
+)
 
 
 class TwoLevelNormStatistics(Template):

@@ -13,18 +13,21 @@ re-run the kernel while tuning.
 
 from __future__ import annotations
 
-from kernelskill.authors.builtin.conv_pool_common import (
+from kernelskill.authors.builtin.templates.api import (
+    COLLAPSE,
     CP_RUNTIME,
     PIXEL_COORDS,
+    EmitContext,
+    Emitted,
     PlaneChain,
+    Region,
+    Template,
+    autotune,
     conv_attr_args,
     conv_ok,
     indent,
     single_output,
 )
-from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.runtime_src import COLLAPSE, autotune
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted, Template
 
 # Rationale: a memory-bound pass wants ~2-4K elements per program with 16-byte accesses along
 # the contiguous spatial run; long maps use one plane per program, short ones (7x7, 14x14) take

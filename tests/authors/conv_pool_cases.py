@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
-from kernelskill.authors.builtin.pointwise_template import FusedElementwise
-from kernelskill.authors.builtin.templates import load_templates
+from kernelskill.authors.builtin.families.pointwise.template import FusedElementwise
+from kernelskill.authors.builtin.templates.loader import load_templates
 from kernelskill.eval.static_checks import run_static_checks
 from kernelskill.state.records import Candidate, Plan
 

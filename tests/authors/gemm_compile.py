@@ -1,4 +1,4 @@
-"""Compile a candidate's three-dot GEMM kernels (gemm_prep.py) for sm_90a without a GPU and print,
+"""Compile a candidate's three-dot GEMM kernels (runtime/gemm_prep.py) for sm_90a without a GPU and print,
 per configuration, ptxas's registers and spill bytes and the number of wgmma instructions, as JSON.
 Run in a fresh process without TRITON_INTERPRET: `python gemm_compile.py CANDIDATE.py`.
 
@@ -31,7 +31,7 @@ def compile_one(fn, cfg) -> dict:
             sig[name] = "constexpr"
             consts.setdefault(name, 1)
         elif name.endswith("_ptr"):
-            # fp16 parts (gemm_prep.py) feed the 3xf16 kernel's operands
+            # fp16 parts (runtime/gemm_prep.py) feed the 3xf16 kernel's operands
             f16 = "3xf16" in fn.__name__ and name in ("a_ptr", "b_ptr", "al_ptr", "bl_ptr")
             sig[name], attrs[(i,)] = "*fp16" if f16 else "*fp32", [["tt.divisibility", 16]]
         else:

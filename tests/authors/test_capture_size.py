@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from author_util import evaluate, generate
-from kernelskill.authors.builtin.capture import CaptureError, capture
+from kernelskill.authors.builtin.frontend.capture import CaptureError, capture
 from kernelskill.eval.api import evaluate as evaluate_api
 from kernelskill.eval.types import EvalOptions
 
@@ -184,7 +184,7 @@ def test_data_dependent_control_flow_is_still_a_capture_error() -> None:
 
 
 def test_an_unrolled_graph_beyond_the_node_limit_is_a_capture_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kernelskill.authors.builtin import capture as capture_mod
+    from kernelskill.authors.builtin.frontend import capture as capture_mod
 
     monkeypatch.setattr(capture_mod, "MAX_UNROLLED_NODES", 10)
     with pytest.raises(CaptureError, match="limit 10"):

@@ -31,7 +31,7 @@ from conv_pool_cases import (
 from hypothesis import given
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
-from kernelskill.authors.builtin.conv_pool_layout import CHANNELS_LAST_DIMS
+from kernelskill.authors.builtin.families.conv_pool.layout import CHANNELS_LAST_DIMS
 from kernelskill.eval.problem import load_problem
 from kernelskill.eval.static_checks import run_static_checks
 from kernelskill.eval.worker import Worker

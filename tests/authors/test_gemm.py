@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
-from kernelskill.authors.builtin.gemm_prep import PREP_MIN
-from kernelskill.authors.builtin.gemm_template import _F16_ROW_RULE
-from kernelskill.authors.builtin.pointwise_template import FusedElementwise
-from kernelskill.authors.builtin.templates import load_templates
+from kernelskill.authors.builtin.families.gemm.match import _F16_ROW_RULE
+from kernelskill.authors.builtin.families.pointwise.template import FusedElementwise
+from kernelskill.authors.builtin.runtime.gemm_prep import PREP_MIN
+from kernelskill.authors.builtin.templates.loader import load_templates
 from kernelskill.eval.api import evaluate as evaluate_api
 from kernelskill.eval.static_checks import run_static_checks
 from kernelskill.eval.types import EvalOptions
@@ -140,7 +140,7 @@ def test_bmm_random_shapes_and_views(batch: int, m: int, k: int, n: int, ta: boo
     check(src_of(f"torch.bmm({x}, {y})", a, b), expect="gemm-epilogue-fusion")
 
 
-# ---- prepared operands (gemm_prep.py): K-major TF32 hi / lo copies, three TF32 dots per step ------
+# ---- prepared operands (runtime/gemm_prep.py): K-major TF32 hi / lo copies, three TF32 dots per step ------
 
 def at_threshold(cand: Candidate, threshold: int) -> str:
     """The candidate with the preparation threshold moved, so that small shapes take those paths."""

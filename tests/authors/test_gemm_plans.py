@@ -1,5 +1,5 @@
-"""Launch-plan cache of the GEMM launcher (gemm_template.GemmTemplate.launcher): the plan (views,
-sizes, batch strides, path, preparation, split-K, grids, epilogue operand geometry) is computed once
+"""Launch-plan cache of the GEMM launcher (families/gemm/template.py's GemmTemplate.launcher): the plan
+(views, sizes, batch strides, path, preparation, split-K, grids, epilogue operand geometry) is computed once
 per operand signature on meta tensors, and the autotuner's pick is kept with it. Calls alternating
 shapes, strided and broadcast operands and every launch path stay equal to torch, each signature
 gets one plan, a repeated signature reuses its plan and pick, and layouts that copy an operand are
@@ -13,8 +13,8 @@ from collections.abc import Callable
 import pytest
 import torch
 from author_util import count_autotuner_runs, generate
-from kernelskill.authors.builtin.gemm_prep import PREP_MIN
-from kernelskill.authors.builtin.gemm_template import _F16_ROW_RULE
+from kernelskill.authors.builtin.families.gemm.match import _F16_ROW_RULE
+from kernelskill.authors.builtin.runtime.gemm_prep import PREP_MIN
 from kernelskill.eval.problem import exec_module
 from kernelskill.eval.static_checks import run_static_checks
 

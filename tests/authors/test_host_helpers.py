@@ -1,5 +1,5 @@
-"""The launchers' host-side helpers (runtime_src.COLLAPSE), stand-ins for library calls that cost
-microseconds per forward: `_bshape` for torch.broadcast_shapes (the same result or the same
+"""The launchers' host-side helpers (runtime/common.py, imported as a module), stand-ins for library calls
+that cost microseconds per forward: `_bshape` for torch.broadcast_shapes (the same result or the same
 refusal on any shapes), `_cdiv` and `_npow2` for triton.cdiv and triton.next_power_of_2."""
 
 import pytest
@@ -7,14 +7,9 @@ import torch
 import triton
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kernelskill.authors.builtin.runtime_src import COLLAPSE
-from kernelskill.eval.problem import exec_module
-
-# Executed as the evaluator executes a candidate: outside the interpreter @triton.jit reads its
-# source, which exec_module registers under the file name.
-NS = exec_module("import torch\nimport triton\nimport triton.language as tl\n" + COLLAPSE,
-                 "collapse_runtime.py", "collapse")
-bshape, cdiv, npow2 = NS._bshape, NS._cdiv, NS._npow2
+from kernelskill.authors.builtin.runtime.common import _bshape as bshape
+from kernelskill.authors.builtin.runtime.common import _cdiv as cdiv
+from kernelskill.authors.builtin.runtime.common import _npow2 as npow2
 
 dims = st.sampled_from([0, 1, 1, 2, 3, 5])
 shapes = st.lists(st.lists(dims, max_size=5).map(tuple), min_size=1, max_size=4)

@@ -1,4 +1,4 @@
-"""Launch-plan caches of the norm launchers (norms_emit._Launcher): the layout of x, the fused
+"""Launch-plan caches of the norm launchers (families/norms/emit.py's _Launcher): the layout of x, the fused
 chains' collapsed geometry, the kernel path, block sizes and grids are planned once per operand
 signature on meta tensors, and the autotuner's pick is kept with the plan. Calls alternating
 shapes, strided views and broadcast chain operands stay equal to PyTorch and get one plan per

@@ -9,10 +9,10 @@ from author_util import author, evaluate, problem
 from kernelskill.authors.base import AuthorTask, same_code
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.emit import dedupe, rename
-from kernelskill.authors.builtin.ir import Region
-from kernelskill.authors.builtin.pointwise_template import FusedElementwise
-from kernelskill.authors.builtin.template_api import EmitContext, Emitted
-from kernelskill.authors.builtin.templates import load_templates
+from kernelskill.authors.builtin.families.pointwise.template import FusedElementwise
+from kernelskill.authors.builtin.frontend.ir import Region
+from kernelskill.authors.builtin.templates.base import EmitContext, Emitted
+from kernelskill.authors.builtin.templates.loader import load_templates
 
 PROBLEMS = Path(__file__).resolve().parents[2] / "problems"
 

@@ -284,7 +284,7 @@ def test_graph_wrapper_runs_large_inputs_plainly() -> None:
     """Each replay copies the inputs into the graph's buffers and the outputs out of them, so inputs
     plus outputs above 192 MB in total take the plain forward (the copies cost more than replay
     saves); meta tensors hold no memory."""
-    from kernelskill.authors.builtin.templates import load_templates
+    from kernelskill.authors.builtin.templates.loader import load_templates
 
     helpers = load_templates()[GRAPH].wrap.__globals__["HELPERS"]
     ns: dict = {"torch": torch}
@@ -300,7 +300,7 @@ def test_graph_wrapper_runs_large_inputs_plainly() -> None:
 
 
 def _wrap():  # noqa: ANN202
-    from kernelskill.authors.builtin.templates import load_templates
+    from kernelskill.authors.builtin.templates.loader import load_templates
 
     return lambda s: load_templates()[GRAPH].wrap(s, None)
 

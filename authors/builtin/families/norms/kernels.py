@@ -1,0 +1,274 @@
+"""Generated-code sources for the normalization templates (fused-layer-rms-norm,
+two-level-norm-statistics): Triton kernels as text with markers (the launcher helpers they share
+are runtime/norms.py).
+
+Every norm here is "statistics over a group of elements, then an elementwise apply":
+- ROW: one program holds ROWS whole rows in registers (layer / RMS / L2 norm over trailing dims,
+  group / instance norm with small groups): one read and one write of x.
+- COL: the reduced dim is strided (F.normalize over a middle dim, a layer norm of a transposed
+  view): tiles of [reduced, contiguous positions], in registers when they fit, else two loops.
+- STATS -> _nrm_finalize -> APPLY (two-level): per-(group, chunk) Welford partials over many
+  programs so every SM streams, a tiny combine (also updating BatchNorm running statistics), and
+  one elementwise pass. Used for batch norm, large groups, and few long rows.
+
+Markers filled by families/norms/emit: @NAME@, @CONFIGS@, @TUNE@ (templates/launch.py's TUNE_CACHE), @PLAIN@ /
+@CONST@ (fused chain parameters); lines `#LOAD#` (defines `v`, the normalized input, from `xoff`
+or a fused prologue at `lin`) and `#EPI#` (defines `res` from `out`, applying a fused epilogue at
+`lin`); line prefixes `#X#` (kept when x is loaded directly) and `#P#` (kept with a prologue), so
+no dead index math is emitted.
+"""
+
+# Modes shared by kernels and launchers: what the statistics are and how they scale x.
+LAYER, RMS, L2, L1 = 0, 1, 2, 3
+
+
+# Rationale for warps: the prune keeps 4-32 tile elements per thread (16384-wide rows get 16 warps,
+# 128-wide rows pack 4-16 rows at 4 warps); num_stages 1: no loop to pipeline.
+# The CPU interpreter runs only the first config: 16 rows per program there costs nothing and cuts
+# the (per-program) interpreter overhead 16x; on a GPU the prune drops it for rows over 256.
+ROW_CONFIGS = [({"ROWS": 16}, 8, 1), ({"ROWS": 1}, 4, 1), ({"ROWS": 1}, 8, 1), ({"ROWS": 1}, 16, 1),
+               ({"ROWS": 2}, 4, 1), ({"ROWS": 4}, 4, 1), ({"ROWS": 8}, 4, 1), ({"ROWS": 16}, 4, 1)]
+TILE_CONFIGS = [({}, 8, 1), ({}, 4, 1), ({}, 16, 1)]
+LOOP_CONFIGS = TILE_CONFIGS + [({}, 8, 2)]  # kernels with a loop: try pipelining its loads
+
+ROW_KERNEL = '''
+@triton.autotune(configs=_configs(@CONFIGS@), key=['R', 'n_rows', 'BLOCK'],
+                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
+@triton.jit
+def @NAME@(x, y, w, b, n_rows, R, sx, eps, G, CPG, HW@PLAIN@, MODE: tl.constexpr, AFF: tl.constexpr,
+           HAS_W: tl.constexpr, HAS_B: tl.constexpr, I64: tl.constexpr, BLOCK: tl.constexpr,
+           ROWS: tl.constexpr@CONST@):
+    """ROWS whole rows per program, held in registers: one read and one write of x; the variance
+    is two-pass over registers (mean, then squared deviations), exact for offset data."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    if I64:
+        rows = rows.to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    cmask = cols < R
+    rmask = rows < n_rows
+    mask = rmask[:, None] & cmask[None, :]
+    lin = rows[:, None] * R + cols[None, :]
+    #X# xoff = rows[:, None] * sx + cols[None, :]
+    #LOAD#
+    v = tl.where(mask, v.to(tl.float32), 0.0)
+    if MODE == 0:
+        mean = tl.sum(v, axis=1) / R
+        d = tl.where(mask, v - mean[:, None], 0.0)
+        out = d * (1.0 / tl.sqrt(tl.sum(d * d, axis=1) / R + eps))[:, None]
+    elif MODE == 1:
+        out = v * (1.0 / tl.sqrt(tl.sum(v * v, axis=1) / R + eps))[:, None]
+    elif MODE == 2:
+        out = v * (1.0 / tl.maximum(tl.sqrt(tl.sum(v * v, axis=1)), eps))[:, None]
+    else:
+        out = v * (1.0 / tl.maximum(tl.sum(tl.abs(v), axis=1), eps))[:, None]
+    if AFF == 2:
+        if HAS_W:
+            out = out * tl.load(w + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
+        if HAS_B:
+            out = out + tl.load(b + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
+    elif AFF == 1:
+        ch = (rows[:, None] % G) * CPG + cols[None, :] // HW
+        if HAS_W:
+            out = out * tl.load(w + ch, mask=mask, other=0.0).to(tl.float32)
+        if HAS_B:
+            out = out + tl.load(b + ch, mask=mask, other=0.0).to(tl.float32)
+    #EPI#
+    tl.store(y + lin, res, mask=mask)
+'''
+
+COL_KERNEL = '''
+@triton.autotune(configs=_configs(@CONFIGS@), key=['O', 'R', 'I', 'BLOCK_R', 'BLOCK_I'],
+                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
+@triton.jit
+def @NAME@(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps@PLAIN@, MODE: tl.constexpr,
+           HAS_W: tl.constexpr, HAS_B: tl.constexpr, I64: tl.constexpr, ONE_PASS: tl.constexpr,
+           BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr@CONST@):
+    """Normalizes along a strided dim R at BLOCK_I positions of the contiguous dim I of one outer
+    index: the tile [BLOCK_R, BLOCK_I] reads contiguous segments along I."""
+    pid = tl.program_id(0)
+    n_ib = tl.cdiv(I, BLOCK_I)
+    o = pid // n_ib
+    ii = (pid % n_ib) * BLOCK_I + tl.arange(0, BLOCK_I)
+    if I64:
+        o = o.to(tl.int64)
+        ii = ii.to(tl.int64)
+    imask = ii < I
+    #X# xb = o * sxo + ii[None, :] * sxi
+    yb = o * syo + ii[None, :] * syi
+    r0 = tl.arange(0, BLOCK_R)
+    mean = tl.zeros([BLOCK_I], dtype=tl.float32)
+    if ONE_PASS:
+        rr = r0
+        rmask = rr < R
+        mask = rmask[:, None] & imask[None, :]
+        lin = yb + rr[:, None] * syr
+        #X# xoff = xb + rr[:, None] * sxr
+        #LOAD#
+        v = tl.where(mask, v.to(tl.float32), 0.0)
+        if MODE == 0:
+            mean = tl.sum(v, axis=0) / R
+            d = tl.where(mask, v - mean[None, :], 0.0)
+            scale = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / R + eps)
+        elif MODE == 1:
+            scale = 1.0 / tl.sqrt(tl.sum(v * v, axis=0) / R + eps)
+        elif MODE == 2:
+            scale = 1.0 / tl.maximum(tl.sqrt(tl.sum(v * v, axis=0)), eps)
+        else:
+            scale = 1.0 / tl.maximum(tl.sum(tl.abs(v), axis=0), eps)
+        out = (v - mean[None, :]) * scale[None, :]
+        if HAS_W:
+            out = out * tl.load(w + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
+        if HAS_B:
+            out = out + tl.load(b + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
+        #EPI#
+        tl.store(y + lin, res, mask=mask)
+    else:
+        cnt = tl.zeros([BLOCK_R, BLOCK_I], dtype=tl.float32)
+        mu = tl.zeros([BLOCK_R, BLOCK_I], dtype=tl.float32)
+        acc = tl.zeros([BLOCK_R, BLOCK_I], dtype=tl.float32)
+        for r_start in range(0, R, BLOCK_R):
+            rr = r_start + r0
+            mask = (rr < R)[:, None] & imask[None, :]
+            lin = yb + rr[:, None] * syr
+            #X# xoff = xb + rr[:, None] * sxr
+            #LOAD#
+            v = tl.where(mask, v.to(tl.float32), 0.0)
+            if MODE == 0:
+                cnt += mask.to(tl.float32)
+                delta = v - mu
+                mu += tl.where(mask, delta / tl.maximum(cnt, 1.0), 0.0)
+                acc += tl.where(mask, delta * (v - mu), 0.0)
+            elif MODE == 3:
+                acc += tl.abs(v)
+            else:
+                acc += v * v
+        if MODE == 0:
+            nn_, mean, m2 = _nrm_merge(cnt, mu, acc, 0)
+            scale = 1.0 / tl.sqrt(m2 / R + eps)
+        elif MODE == 1:
+            scale = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / R + eps)
+        elif MODE == 2:
+            scale = 1.0 / tl.maximum(tl.sqrt(tl.sum(acc, axis=0)), eps)
+        else:
+            scale = 1.0 / tl.maximum(tl.sum(acc, axis=0), eps)
+        for r_start in range(0, R, BLOCK_R):
+            rr = r_start + r0
+            rmask = rr < R
+            mask = rmask[:, None] & imask[None, :]
+            lin = yb + rr[:, None] * syr
+            #X# xoff = xb + rr[:, None] * sxr
+            #LOAD#
+            out = (v.to(tl.float32) - mean[None, :]) * scale[None, :]
+            if HAS_W:
+                out = out * tl.load(w + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
+            if HAS_B:
+                out = out + tl.load(b + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
+            #EPI#
+            tl.store(y + lin, res, mask=mask)
+'''
+
+STATS_KERNEL = '''
+@triton.autotune(configs=_configs(@CONFIGS@), key=['A', 'C', 'B', 'A_PER', 'B_PER'],
+                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
+@triton.jit
+def @NAME@(x, part, A, C, B, sa, sc, sb, A_PER, B_PER, n_bc, n_chunks@PLAIN@, ABS: tl.constexpr,
+           I64: tl.constexpr, BLOCK_A: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_B: tl.constexpr@CONST@):
+    """Level 1: per-lane Welford over one chunk (A_PER x B_PER) of BLOCK_C groups, merged into a
+    (count, mean, M2) partial per group; grid (group blocks, chunks) keeps every SM streaming."""
+    pc = tl.program_id(0)
+    pk = tl.program_id(1)
+    a_lo = (pk // n_bc) * A_PER
+    b_lo = (pk % n_bc) * B_PER
+    a_hi = tl.minimum(a_lo + A_PER, A)
+    b_hi = tl.minimum(b_lo + B_PER, B)
+    cc = pc * BLOCK_C + tl.arange(0, BLOCK_C)
+    if I64:
+        cc = cc.to(tl.int64)
+    cm = (cc < C)[None, :, None]
+    ar = tl.arange(0, BLOCK_A)
+    br = tl.arange(0, BLOCK_B)
+    cnt = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
+    mu = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
+    m2 = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
+    #X# c_x = cc[None, :, None] * sc
+    for a_start in range(a_lo, a_hi, BLOCK_A):
+        aa = a_start + ar
+        if I64:
+            aa = aa.to(tl.int64)
+        ac_mask = (aa < a_hi)[:, None, None] & cm
+        #X# ac_x = aa[:, None, None] * sa + c_x
+        #P# ac_lin = (aa[:, None, None] * C + cc[None, :, None]) * B
+        for b_start in range(b_lo, b_hi, BLOCK_B):
+            bb = b_start + br
+            if I64:
+                bb = bb.to(tl.int64)
+            mask = ac_mask & (bb < b_hi)[None, None, :]
+            #P# lin = ac_lin + bb[None, None, :]
+            #X# xoff = ac_x + (bb * sb)[None, None, :]
+            #LOAD#
+            v = tl.where(mask, v.to(tl.float32), 0.0)
+            if ABS:
+                v = tl.abs(v)
+            # Welford per lane (inline: helper calls are costly under the CPU interpreter)
+            cnt += mask.to(tl.float32)
+            delta = v - mu
+            mu += tl.where(mask, delta / tl.maximum(cnt, 1.0), 0.0)
+            m2 += tl.where(mask, delta * (v - mu), 0.0)
+    n1, mu1, m21 = _nrm_merge(cnt, mu, m2, 2)
+    n2, mu2, m22 = _nrm_merge(n1, mu1, m21, 0)
+    po = pk * C + cc
+    pm = cc < C
+    tl.store(part + po, n2, mask=pm)
+    tl.store(part + n_chunks * C + po, mu2, mask=pm)
+    tl.store(part + 2 * n_chunks * C + po, m22, mask=pm)
+'''
+
+APPLY_KERNEL = '''
+@triton.autotune(configs=_configs(@CONFIGS@), key=['n_rows', 'L', 'BLOCK_R', 'BLOCK_L'],
+                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
+@triton.jit
+def @NAME@(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps@PLAIN@, SIDX: tl.constexpr,
+           AFF: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, FROM_RUNNING: tl.constexpr,
+           I64: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr@CONST@):
+    """Elementwise pass over rows of length L: y = (x - shift[s]) * scale[s] (* w + b), s the
+    row's statistics group (row // CPG, or row % C for batch norm); per-row scalars, no division
+    per element."""
+    pid = tl.program_id(0)
+    n_lb = tl.cdiv(L, BLOCK_L)
+    rows = (pid // n_lb) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = (pid % n_lb) * BLOCK_L + tl.arange(0, BLOCK_L)
+    if I64:
+        rows = rows.to(tl.int64)
+        cols = cols.to(tl.int64)
+    rmask = rows < n_rows
+    cmask = cols < L
+    mask = rmask[:, None] & cmask[None, :]
+    lin = rows[:, None] * L + cols[None, :]
+    #X# xoff = rows[:, None] * sxr + cols[None, :]
+    #LOAD#
+    v = v.to(tl.float32)
+    if SIDX == 0:
+        s = rows // CPG
+    else:
+        s = rows % C
+    if FROM_RUNNING:
+        shift = tl.load(rm + s, mask=rmask, other=0.0).to(tl.float32)
+        scale = 1.0 / tl.sqrt(tl.load(rv + s, mask=rmask, other=1.0).to(tl.float32) + eps)
+    else:
+        shift = tl.load(stats + s, mask=rmask, other=0.0)
+        scale = tl.load(stats + n_stats + s, mask=rmask, other=0.0)
+    out = (v - shift[:, None]) * scale[:, None]
+    if AFF == 1:
+        ch = rows % C
+        if HAS_W:
+            out = out * tl.load(w + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
+        if HAS_B:
+            out = out + tl.load(b + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
+    elif AFF == 2:
+        if HAS_W:
+            out = out * tl.load(w + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
+        if HAS_B:
+            out = out + tl.load(b + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
+    #EPI#
+    tl.store(y + lin, res, mask=mask)
+'''

@@ -1,0 +1,213 @@
+"""Capturing the reference forward as a graph (torch.fx) with shapes, and its __init__ as text.
+
+`capture()` traces `Model` with torch.fx, propagates shapes by running the traced graph on the
+problem's inputs (real CPU tensors at the small size, meta tensors at full size), and lowers
+every node into the IR. Where plain fx fails on Python control flow over shapes (a time loop of
+`range(x.shape[1])`), a meta-tensor tracer retries with concrete shapes and unrolls it. When both
+fail (data-dependent control flow, unsupported constructs), it raises CaptureError and the
+author falls back to whole-forward strategies that need no graph.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import inspect
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+from torch.fx.experimental.meta_tracer import MetaTracer
+
+from ....eval.harness import seeded
+from ....eval.problem import LoadedProblem, load_problem
+from .ir import Program
+from .lower import lower_graph
+
+
+class CaptureError(Exception):
+    """The reference forward could not be captured as a graph."""
+
+
+@dataclass
+class Captured:
+    program: Program
+    module: torch.nn.Module
+    problem: LoadedProblem
+    preamble: str
+    """Top-level definitions of the problem other than Model / get_inputs / get_init_inputs /
+    SMALL (helper classes, constants, imports) that ModelNew's __init__ may need."""
+    traced_code: str = ""
+    """fx's Python code of the traced forward (constants baked in), to compare captures."""
+
+
+def split_problem_source(source: str) -> tuple[str, str, list[str], str]:
+    """(preamble, ModelNew __init__ source, forward argument names, forward source) from a
+    problem's source."""
+    tree = ast.parse(source)
+    keep: list[ast.stmt] = []
+    model: ast.ClassDef | None = None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Model":
+            model = node
+        elif not _is_harness_part(node):
+            keep.append(node)
+    if model is None:
+        raise CaptureError("the problem defines no class Model")
+    init = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    fwd = next((n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    if fwd is None:
+        raise CaptureError("Model has no forward method")
+    forward_args = [a.arg for a in fwd.args.args[1:]]
+    if fwd.args.vararg or fwd.args.kwonlyargs or fwd.args.kwarg:
+        raise CaptureError("Model.forward takes *args/**kwargs; only positional arguments are supported")
+    init_src = ""
+    if init is not None:
+        init = _RenameSuper().visit(init)
+        init_src = ast.unparse(ast.fix_missing_locations(init))
+    preamble = ast.unparse(ast.Module(body=keep, type_ignores=[]))
+    return preamble, init_src, forward_args, ast.unparse(_RenameSuper().visit(fwd))
+
+
+def model_class_as(source: str, name: str) -> str:
+    """The problem's Model class, renamed, with `super(Model, self)` made `super()`."""
+    tree = ast.parse(source)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model")
+    cls = _RenameSuper().visit(cls)
+    cls.name = name
+    return ast.unparse(ast.fix_missing_locations(cls))
+
+
+def _is_harness_part(node: ast.stmt) -> bool:
+    """get_inputs / get_init_inputs / SMALL / the docstring: the problem's, not the model's."""
+    if isinstance(node, ast.FunctionDef):
+        return node.name in ("get_inputs", "get_init_inputs")
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == "SMALL" for t in node.targets)
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
+        node.value.value, str)
+
+
+class _RenameSuper(ast.NodeTransformer):
+    """`super(Model, self).__init__()` -> `super().__init__()`: ModelNew must not name Model."""
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "super" and node.args:
+            node.args = []
+        return node
+
+
+# Tensor factories a forward may call with traced sizes or devices (`torch.ones(t, t,
+# device=x.device)` for a causal mask). torch.fx cannot intercept them (the proxies are not
+# tensors), so the tracer records them as graph nodes while it traces.
+_FACTORIES = ("ones", "zeros", "full", "empty", "arange", "eye", "tril_indices", "triu_indices")
+
+
+@contextlib.contextmanager
+def _factories_traced(tracer: torch.fx.Tracer) -> Iterator[None]:
+    """While tracing, torch.<factory> called with a proxy argument becomes a graph node."""
+    originals = {name: getattr(torch, name) for name in _FACTORIES}
+
+    def wrap(fn: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            leaves = [*args, *kwargs.values()]
+            leaves += [x for a in args if isinstance(a, (tuple, list)) for x in a]
+            if any(isinstance(x, torch.fx.Proxy) for x in leaves):
+                return tracer.create_proxy("call_function", fn, args, kwargs)
+            return fn(*args, **kwargs)
+        return call
+
+    for name, fn in originals.items():
+        setattr(torch, name, wrap(fn))
+    try:
+        yield
+    finally:
+        for name, fn in originals.items():
+            setattr(torch, name, fn)
+
+
+class _FactoryTracer(torch.fx.Tracer):
+    def trace(self, root: Any, concrete_args: Any = None) -> torch.fx.Graph:
+        with _factories_traced(self):
+            return super().trace(root, concrete_args)
+
+
+# An unrolled loop is generated, compiled into one source and replayed op by op: 200 LSTM steps
+# (3400 nodes) generate in ~11 s; far longer loops are left to the whole-forward strategies.
+MAX_UNROLLED_NODES = 20_000
+
+
+class _ShapeTracer(MetaTracer):
+    """The fallback when plain fx fails: proxies carry meta tensors, so `x.shape`, `x.size()` and
+    `x.dim()` are concrete numbers and Python control flow on them runs while tracing (`for t in
+    range(x.shape[1])` unrolls). The graph is specialised to the traced shapes: capture() traces
+    at the size the candidate is evaluated at."""
+
+    def trace_inputs(self, root: torch.nn.Module, inputs: list[Any]) -> torch.fx.Graph:
+        names = list(inspect.signature(root.forward).parameters)
+        metas = {n: x.to("meta") for n, x in zip(names, inputs, strict=False) if isinstance(x, torch.Tensor)}
+        concrete = {n: x for n, x in zip(names, inputs, strict=False) if not isinstance(x, torch.Tensor)}
+        with _factories_traced(self), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "could not compute metadata": shapes it could are kept
+            return self.trace(root, meta_args=metas, concrete_args=concrete or None)
+
+
+def capture(problem_source: str, filename: str = "<problem>", size: str = "small") -> Captured:
+    """The problem's graph at `size`: on real CPU tensors at the small size, on the meta device
+    (shapes only, nothing allocated) at any other. Capturing at the size the candidate will be
+    evaluated at matters: fx bakes Python values the model derives from its init arguments (a
+    1/sqrt(head_dim) scale, a reshape size, a norm's shape) into the graph as constants."""
+    if size == "small":
+        with torch.device("cpu"):
+            problem = load_problem(problem_source, size, filename)
+            return _lower(problem_source, problem, *_trace(problem))
+    with torch.device("meta"):
+        problem = load_problem(problem_source, size, filename)
+        model, inputs, gm = _trace(problem)
+        try:
+            return _lower(problem_source, problem, model, inputs, gm)
+        except CaptureError:
+            # Shapes alone can fail to propagate (an op without a meta kernel, a forward that
+            # reads values). The small capture may stand in only if fx traces the same code at
+            # both sizes: then no value baked into the graph depends on the size.
+            small = capture(problem_source, filename, "small")
+            if gm.code != small.traced_code:
+                raise
+            return small
+
+
+def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx.GraphModule]:
+    seeded(0)
+    model = problem.model_cls(*problem.get_init_inputs())
+    seeded(1)
+    inputs = list(problem.get_inputs())
+    try:
+        gm = torch.fx.GraphModule(model, _FactoryTracer().trace(model))
+    except Exception as e:
+        first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+        try:
+            graph = _ShapeTracer().trace_inputs(model, inputs)
+        except Exception:
+            raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
+        if len(graph.nodes) > MAX_UNROLLED_NODES:
+            n = len(graph.nodes)
+            raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
+                               f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
+        gm = torch.fx.GraphModule(model, graph)
+    return model, inputs, gm
+
+
+def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],
+           gm: torch.fx.GraphModule) -> Captured:
+    preamble, init_src, forward_args, _ = split_problem_source(problem_source)
+    try:
+        program = lower_graph(gm, model, inputs)
+    except Exception as e:
+        raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
+    program.init_source = init_src
+    program.forward_args = forward_args
+    return Captured(program=program, module=model, problem=problem, preamble=preamble, traced_code=gm.code)

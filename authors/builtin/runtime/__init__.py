@@ -1,0 +1,36 @@
+"""The runtime shipped into solution.py, and how it is pasted there.
+
+Each converted module here (common, scan) is real Python that imports only torch, triton, math
+and its runtime siblings, so ruff, tests and readers see it. A solution must stay one standalone
+file, so emitters do not import these modules: they paste each one's source (`source`) once per
+file, without its docstring and imports (the solution's header imports torch, triton, tl and
+math; the siblings' helpers are pasted too). The rest of runtime/ still holds its helpers as
+source strings (gemm, gemm_prep, norms, reductions, conv_pool).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from types import ModuleType
+
+from . import common, scan
+
+
+def source(module: ModuleType) -> str:
+    """A runtime module's code as pasted into a solution: every top-level statement after its
+    docstring and imports, in file order (a leading newline keeps pasted blocks apart)."""
+    text = inspect.getsource(module)
+    body = [n for n in ast.parse(text).body
+            if not isinstance(n, (ast.Import, ast.ImportFrom))
+            and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    if not body:
+        raise ValueError(f"{module.__name__} has no code to paste")
+    first = min([body[0].lineno, *(d.lineno for d in getattr(body[0], "decorator_list", []))])
+    return "\n" + "".join(text.splitlines(keepends=True)[first - 1:])
+
+
+COLLAPSE = source(common)
+"""Host helpers every family's launchers call, `_TUNE` and `_bcast_off` (runtime/common.py)."""
+SCAN_RUNTIME = source(scan)
+"""The scan launchers' helpers (runtime/scan.py); they call COLLAPSE's."""

@@ -1,0 +1,100 @@
+"""Launcher-side helpers shared by every generated scan (emitted once per file): how a tensor
+is viewed as (outer, scanned, inner), the plan (orientation, blocks, chunks, vector width), and
+the launches it makes (grid, arguments and constexprs of each phase), all from metadata so that
+a launcher computes them once per operand signature (see families/scan/codegen.py's emit_scan).
+
+Pasted whole into a solution with a scan (runtime.SCAN_RUNTIME), after runtime/common.py,
+whose helpers it calls."""
+
+import math
+
+from .common import _cdiv, _npow2, _sms
+
+
+def _scan_group(shape, stride):
+    """(size, innermost stride) of dims merged into one, or None when their strides do not allow it."""
+    dims = [(s, st) for s, st in zip(shape, stride, strict=True) if s != 1]
+    if not dims:
+        return 1, 0
+    size, inner = dims[-1]
+    for s, st in reversed(dims[:-1]):
+        if st != inner * size:
+            return None
+        size *= s
+    return size, inner
+
+
+def _scan_geometry(t, dim):
+    """Strides of `t` viewed as (outer, scanned, inner), or None when the dims do not merge."""
+    o = _scan_group(t.shape[:dim], t.stride()[:dim])
+    i = _scan_group(t.shape[dim + 1:], t.stride()[dim + 1:])
+    if o is None or i is None:
+        return None
+    return o[1], t.stride(dim), i[1]
+
+
+def _scan_lanes(meta, ip2, np2):
+    """Lanes per program of the lane kernel for a config: the tile is TILE elements, at most
+    NP2 (the scanned length rounded up) of them along the scan."""
+    steps = min(max(meta['TILE'] // min(meta['LANES'], ip2), 1), np2)
+    return min(max(meta['TILE'] // steps, 1), ip2)
+
+
+def _scan_span(t):
+    return 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=True))
+
+
+def _scan_plan(shape, dim, gx, gy, dev, split, tensors):
+    """Orientation, sizes, strides, block and chunking of a scan over `dim` of `shape`."""
+    O, N, I = math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])  # noqa: E741 (O x N x I)
+    (sxo, sxn, sxi), (syo, syn, syi) = gx, gy
+    fo, fn, fi = N * I, I, 1
+    if I == 1 and O > 1 and sxn != 1 and sxo == 1:
+        # A transposed matrix: neighbouring lines are adjacent in memory, so scan them as lanes.
+        O, I = 1, O  # noqa: E741
+        sxo, sxi, syo, syi, fo, fi = 0, sxo, 0, syo, 0, fo
+    rows = I == 1 or (sxn == 1 and sxi != 1)
+    if rows:
+        block = min(_npow2(N), 2048)
+        programs, quantum = O * I, block
+    else:
+        block = _npow2(I)
+        programs, quantum = O * _cdiv(I, min(block, 64)), 64
+    sms = _sms(dev, 1)
+    chunks = 1
+    if split == "always":
+        chunks = 3
+    elif split == "auto" and programs < 2 * sms:
+        # Too few lines to keep every SM streaming: cut lines into chunks (one extra read).
+        chunks = min(_cdiv(8 * sms, programs), N // (4 * quantum))
+    ch = N
+    if chunks > 1:
+        ch = _cdiv(_cdiv(N, chunks), quantum) * quantum
+        chunks = _cdiv(N, ch)
+    if chunks <= 1:
+        chunks, ch = 1, N
+    i64 = O * N * I >= 2**31 or any(_scan_span(t) >= 2**31 for t in tensors)
+    strides = (sxo, sxn, sxi, syo, syn, syi, fo, fn, fi)
+    # Row kernel: the largest VEC dividing every line start and chunk bound (16-byte vectors).
+    starts = [N, ch, sxo, syo, fo] + ([sxi, syi, fi] if I > 1 else [])
+    vec = next(v for v in (4, 2, 1) if all(s % v == 0 for s in starts))
+    return rows, O, N, I, strides, block, vec, chunks, ch, i64
+
+
+def _scan_launches(shape, dim, gx, gy, dev, split, tensors, kw):
+    """The launches of a scan planned by _scan_plan: (row kernel?, size of the chunk-totals
+    workspace, grid, size and stride arguments, [(constexprs, autotuning-pick slot)] per launch:
+    one, or two phases when lines are chunked). Each phase is its own autotuning key (PHASE), so
+    each keeps its own pick (runtime _launch)."""
+    rows, O, N, I, strides, block, vec, C, CH, i64 = _scan_plan(  # noqa: E741
+        shape, dim, gx, gy, dev, split, tensors)
+    L = O * I
+    if rows:
+        grid = lambda meta: (_cdiv(L, max(meta['TILE'] // block, 1)), C)
+        kw = dict(kw, BLOCK_N=block, VEC=vec, LINES2D=I > 1, I64=i64)
+    else:
+        np2 = min(_npow2(CH), 4096)
+        grid = lambda meta: (O * _cdiv(I, _scan_lanes(meta, block, np2)), C)
+        kw = dict(kw, IP2=block, NP2=np2, I64=i64)
+    steps = [(dict(kw, PHASE=phase), []) for phase in ([0] if C == 1 else [1, 2])]
+    return rows, L * C if C > 1 else 1, grid, (L, O, N, I, CH, C, *strides), steps

@@ -1,0 +1,134 @@
+"""The one public import path of skill templates: `from kernelskill.authors.builtin.templates.api
+import ...`.
+
+skills/<id>/template.py files import only from here, so the built-in author's internal layout
+(frontend/, families/<family>/, runtime/) can change without editing skills. It re-exports the
+template interface (templates/base.py), the IR (frontend/ir.py), each family's template classes
+and codegen helpers, and the shared runtime sources a template emits. It sits above the families
+(it imports them); nothing inside authors/builtin imports it.
+"""
+
+from ..families.conv_pool.common import (
+    CHEAP_OPS,
+    CONV_GEOMETRY,
+    CONV_OUT,
+    PIXEL_COORDS,
+    WINDOW_CONSTS,
+    WINDOW_KWARGS,
+    PlaneChain,
+    chain_ok,
+    conv_attr_args,
+    conv_ok,
+    hashable_attr,
+    indent,
+    is_float,
+    module_expr,
+    one_channel_groups,
+    plan_args_key,
+    plane_io_lines,
+    shape_expr,
+    single_output,
+    tup,
+    window_tile_lines,
+)
+from ..families.conv_pool.gemm import POINTWISE_CONFIGS, ConvGemmTemplate
+from ..families.conv_pool.layout import CONFIGS, channels_last_rule, emit_layout_conv, nhwc_readers
+from ..families.gemm.kernels import KernelOpts
+from ..families.gemm.match import DEFAULT_CONFIGS, PREP16_CONFIGS, PREP_CONFIGS, gemm_ok, tile_config
+from ..families.gemm.rewrites import (
+    rewrite_diagonal,
+    rewrite_reassociation,
+    rewrite_symmetric,
+    rewrite_triangular,
+)
+from ..families.gemm.template import GemmTemplate
+from ..families.norms.emit import emit_norm
+from ..families.norms.match import chains_supported, parse_norm
+from ..families.norms.rewrite import rewrite_manual_norms
+from ..families.pointwise.template import FusedElementwise
+from ..families.reductions.reducers import ELEMENTWISE_LOSSES
+from ..families.reductions.templates import (
+    IndexReductionTemplate,
+    LossTemplate,
+    ReductionTemplate,
+    SoftmaxTemplate,
+    VariantTemplate,
+    trailing,
+    whole_tensor,
+)
+from ..families.scan.codegen import COMBINES, emit_scan
+from ..families.scan.match import scan_dim, scan_region_ok
+from ..frontend.ir import Op, Program, Region, Value
+from ..runtime import COLLAPSE
+from ..runtime.conv_pool import CP_PLANS, CP_RUNTIME
+from .base import EmitContext, Emitted, Template
+from .launch import autotune
+
+__all__ = [
+    "CHEAP_OPS",
+    "COLLAPSE",
+    "COMBINES",
+    "CONFIGS",
+    "CONV_GEOMETRY",
+    "CONV_OUT",
+    "CP_PLANS",
+    "CP_RUNTIME",
+    "ConvGemmTemplate",
+    "DEFAULT_CONFIGS",
+    "ELEMENTWISE_LOSSES",
+    "EmitContext",
+    "Emitted",
+    "FusedElementwise",
+    "GemmTemplate",
+    "IndexReductionTemplate",
+    "KernelOpts",
+    "LossTemplate",
+    "Op",
+    "PIXEL_COORDS",
+    "POINTWISE_CONFIGS",
+    "PREP16_CONFIGS",
+    "PREP_CONFIGS",
+    "PlaneChain",
+    "Program",
+    "ReductionTemplate",
+    "Region",
+    "SoftmaxTemplate",
+    "Template",
+    "Value",
+    "VariantTemplate",
+    "WINDOW_CONSTS",
+    "WINDOW_KWARGS",
+    "autotune",
+    "chain_ok",
+    "chains_supported",
+    "channels_last_rule",
+    "conv_attr_args",
+    "conv_ok",
+    "emit_layout_conv",
+    "emit_norm",
+    "emit_scan",
+    "gemm_ok",
+    "hashable_attr",
+    "indent",
+    "is_float",
+    "module_expr",
+    "nhwc_readers",
+    "one_channel_groups",
+    "parse_norm",
+    "plan_args_key",
+    "plane_io_lines",
+    "rewrite_diagonal",
+    "rewrite_manual_norms",
+    "rewrite_reassociation",
+    "rewrite_symmetric",
+    "rewrite_triangular",
+    "scan_dim",
+    "scan_region_ok",
+    "shape_expr",
+    "single_output",
+    "tile_config",
+    "trailing",
+    "tup",
+    "whole_tensor",
+    "window_tile_lines",
+]
