@@ -39,18 +39,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .sandbox_env import TOKEN_VAR, _ready_caches, child_env, compile_caches
+
+__all__ = ["TOKEN_VAR", "child_env", "compile_caches"]
+
 INIT = str(Path(__file__).with_name("sandbox_init.py"))
-TOKEN_VAR = "KERNELSKILL_SANDBOX_RUN"
 NOBODY = 65534
 # Rationale: the largest file a legitimate child writes is a Kineto trace of one forward (a few
 # MB) or a compiled kernel cache entry; 256 MiB bounds the log and every file at 100x that.
 FSIZE_BYTES = 256 << 20
 NOFILE = 4096
 NPROC = 4096  # threads count too: torch starts one per core, and Triton's compiler a few
-_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
-_ENV_NAMES = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
-              "CONDA_PREFIX", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCH_CUDA_ARCH_LIST"}
-_ENV_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TRITON_")
 # Paths under the user's home that hold credentials or our own state; hidden inside the mount
 # namespace (the rest of the file system is read-only there).
 _HIDDEN_HOME = (".netrc", ".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".git-credentials",
@@ -60,47 +59,6 @@ _HIDDEN_HOME = (".netrc", ".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube
 _HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers.d")
 
 
-def compile_caches() -> dict[str, Path]:
-    """Triton's and Inductor's on-disk caches, shared by every evaluation (env variable -> folder).
-    Rationale: in the scratch folder every evaluation recompiled and re-autotuned every kernel and
-    torch.compile'd its baseline anew (15-25 s per conv problem on an H200, tests/gpu's prewarm
-    timings). The folders are writable inside the sandbox; what a candidate could do with that
-    (plant a cache entry) is bounded by the static checks and the audit hook (no file writes
-    outside scratch and these caches), and entries are keyed by the compiled source's hash."""
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernelskill-compile"
-    return {"TRITON_CACHE_DIR": root / "triton", "TORCHINDUCTOR_CACHE_DIR": root / "inductor"}
-
-
-def _ready_caches(uid: int | None) -> list[str]:
-    """The compile cache folders, made and (when the child runs as another uid) owned by it."""
-    out = []
-    for path in compile_caches().values():
-        path.mkdir(parents=True, exist_ok=True)
-        if uid is not None and path.stat().st_uid != uid:
-            for p in [path, *path.rglob("*")]:
-                os.chown(p, uid, uid)
-        out.append(str(path))
-    return out
-
-
-def child_env(device: str, scratch: Path, token: str = "") -> dict[str, str]:
-    """The child's whole environment: an allowlist of what Python, torch, Triton and CUDA need;
-    home and temp inside the scratch folder, the compile caches shared (compile_caches)."""
-    env = {k: v for k, v in os.environ.items()
-           if (k in _ENV_NAMES or k.startswith(_ENV_PREFIXES))
-           and not any(m in k.upper() for m in _SECRET_MARKERS)}
-    s = str(scratch)
-    env.update(HOME=s, TMPDIR=s, XDG_CACHE_HOME=f"{s}/.cache", PYTHONUNBUFFERED="1")
-    env.update({k: str(v) for k, v in compile_caches().items()})
-    env.setdefault("PATH", os.defpath)
-    if device == "cpu":
-        env["TRITON_INTERPRET"] = "1"
-        env["CUDA_VISIBLE_DEVICES"] = ""
-    else:
-        env.pop("TRITON_INTERPRET", None)
-    if token:
-        env[TOKEN_VAR] = token
-    return env
 
 
 def hidden_paths() -> list[str]:

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,38 +15,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBLEM = ROOT / "tests" / "fixtures" / "relu_scale.py"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
+from langgraph_dev import langgraph_dev  # noqa: E402
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "server-cache")}
-    log = (tmp_path / "server.log").open("w")  # noqa: SIM115 - the server writes it until killed
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("langgraph")), "dev", "--host", "127.0.0.1",
-                             "--port", str(port), "--no-browser", "--no-reload", "--allow-blocking"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/ok", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        os.killpg(proc.pid, 9)
-        pytest.fail("langgraph dev did not start: " + (tmp_path / "server.log").read_text()[-2000:])
-    yield url
-    os.killpg(proc.pid, 9)
-    proc.wait()
-    log.close()
+    with langgraph_dev(tmp_path / "server-cache", tmp_path / "server.log") as url:
+        yield url
 
 
 def _bench(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:

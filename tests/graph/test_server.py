@@ -6,12 +6,9 @@ the scripted author and the final state is read back over HTTP.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,39 +17,13 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 sys.path.insert(0, str(FIXTURES))
 from candidates import good, syntax_error  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from langgraph_dev import langgraph_dev  # noqa: E402
 
 
 @pytest.fixture
-def server(tmp_path: Path):  # noqa: ANN201
-    port = _free_port()
-    exe = Path(sys.executable).with_name("langgraph")
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    log = (tmp_path / "server.log").open("w")  # noqa: SIM115 - outlives this block: the server writes it
-    proc = subprocess.Popen([str(exe), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser",
-                             "--no-reload", "--allow-blocking"], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/ok", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("langgraph dev did not start: " + (tmp_path / "server.log").read_text()[-2000:])
-    yield url
-    os.killpg(proc.pid, 9)
-    proc.wait()
-    log.close()
+def server(tmp_path: Path) -> Iterator[str]:
+    with langgraph_dev(tmp_path / "cache", tmp_path / "server.log") as url:
+        yield url
 
 
 def test_served_graph_runs_a_thread_to_the_end(server: str) -> None:
