@@ -233,10 +233,11 @@ def test_tensor_core_precision_follows_the_policy(skill: str) -> None:
                                           ("conv-transpose-gather", 2, 6)])
 def test_fp16_parts_on_values_over_sixteen_decades(skill: str, g: int, cin: int) -> None:
     """fp16 parts scale per (image, group) and per output channel: inputs spread over ~1e-8..1e8
-    (exp of 6 x N(0, 1)) still meet the fp32 tolerance against float64."""
+    still meet the fp32 tolerance against float64. The spread is bounded (exp of 18 tanh(x)) so the
+    judge's rescaled perturbations cannot push sums past fp32's range, where no fp32 kernel is finite."""
     src = conv_source(dims=2, cin=cin, cout=8, k=(3, 3), s=(2, 2), p=(1, 1), dil=(1, 1), g=g, bias=True,
                       lead=(2,), spatial=(7, 6), transposed=skill == "conv-transpose-gather",
-                      pre="x = torch.exp(6.0 * x)")
+                      pre="x = torch.exp(18.0 * torch.tanh(x))")
     cand = generate(src, skill)
     assert "False, 3, ck, xsc, 1, 0)" in cand.source
     result = evaluate(src, cand.source, trials=2)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from kernelskill.skill_index.query_cache import CACHE_FILE
 
-MAIN = "import sys; from kernelskill.graph.cli import main; sys.exit(main())"
+MAIN = "import sys; from kernelskill.cli.main import main; sys.exit(main())"
 IDS = ("online-softmax", "single-pass-block-scan", "cuda-graph-replay", "fused-pooling-window")
 QUERY = "memory-bound row-reduction softmax"
 

@@ -1,4 +1,4 @@
-"""Evaluator memory on a GPU (run on the H200: `python -m pytest -q -s tests/gpu/test_eval_memory.py`).
+"""Evaluator memory on a GPU (run on the H200: `python -m pytest -q -s tests/gpu/test_eval_memory_on_gpu.py`).
 
 A 7.6 GB fp32 input, the size at which the whole-tensor comparison ran out of memory on a 141 GB
 H200 (issue 20: a 7.5 GB input, the float64 comparison asking for 14 GiB with 126 GiB in use): the
