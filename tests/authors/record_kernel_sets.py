@@ -20,7 +20,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 
 from kernelskill.authors.base import AuthorTask  # noqa: E402
 from kernelskill.authors.builtin.author import BuiltinAuthor  # noqa: E402
-from kernelskill.state.records import Problem  # noqa: E402
+from kernelskill.state.records import Candidate, Problem  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDING = Path(__file__).parent / "data" / "kernel_sets.json"
@@ -42,11 +42,18 @@ def jit_kernels(source: str) -> list[str]:
     return sorted(names)
 
 
-def kernel_set(path: Path, author: BuiltinAuthor) -> dict[str, list[str]]:
+def first_candidate(path: Path, author: BuiltinAuthor) -> Candidate:
+    """The built-in author's first candidate for the problem at `path` (size small, CPU)."""
     problem = Problem(name=path.stem, path=str(path), source=path.read_text(), size="small")
-    cand = author.generate(AuthorTask(problem=problem, device="cpu"))
-    return {"kernels": jit_kernels(cand.source),
-            "templates": sorted(cand.author_state.get("templates", []))}
+    return author.generate(AuthorTask(problem=problem, device="cpu"))
+
+
+def summary(cand: Candidate) -> dict[str, list[str]]:
+    return {"kernels": jit_kernels(cand.source), "templates": sorted(cand.author_state.get("templates", []))}
+
+
+def kernel_set(path: Path, author: BuiltinAuthor) -> dict[str, list[str]]:
+    return summary(first_candidate(path, author))
 
 
 def kernel_sets() -> dict[str, dict[str, list[str]]]:
