@@ -79,7 +79,9 @@ def test_an_input_the_old_comparison_could_not_judge_is_evaluated() -> None:
           f"\n{r.log_tail[-2000:]}", flush=True)
     assert r.correct, (r.stage, r.failed_checks, r.reason)
     assert {"load", "compile", "correctness", "timing", "reference", "compare", "device"} <= set(peaks)
-    assert all(0 < v < card_mib for v in peaks.values()), peaks
+    # The load stage touches no device memory (0 on the H200, 2026-12-02); every later stage does.
+    assert all(0 <= v < card_mib for v in peaks.values()) and peaks["load"] < 100, peaks
+    assert all(peaks[s] > 0 for s in ("compile", "correctness", "timing", "reference", "compare")), peaks
     # The judge's correctness stage holds the trial's inputs, the shared set and slots, the copied
     # output and both references: about nine input sizes with the float64 intermediates, where
     # the whole-tensor comparison alone needed more than the card.
