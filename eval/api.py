@@ -52,13 +52,17 @@ def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | 
         ast.parse(candidate_source, filename=candidate_name)
     except SyntaxError as e:
         return result.fail("compile", f"{candidate_name}:{e.lineno}: syntax error: {e.msg}", "syntax")
+    t0 = time.perf_counter()
     failures = run_static_checks(candidate_source, fp32_problem=problem_is_fp32(problem_source),
                                  precision=policy.name)
+    result.stage_seconds["static"] = round(time.perf_counter() - t0, 3)
     if failures:
         names = list(dict.fromkeys(f.check for f in failures))
         return result.fail("static", f"{failures[0].message} ({len(failures)} static check failures)",
                            *names)
-    return _run_worker(problem_source, candidate_source, opts, problem_name, candidate_name, result)
+    out = _run_worker(problem_source, candidate_source, opts, problem_name, candidate_name, result)
+    out.stage_seconds["static"] = result.stage_seconds["static"]
+    return out
 
 
 def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,
@@ -78,6 +82,7 @@ def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, p
     out.log_tail = run.log_tail
     if out.elapsed_s is None:
         out.elapsed_s = run.elapsed_s
+    out.stage_seconds["processes"] = round(max(run.elapsed_s - out.elapsed_s, 0.0), 3)
     return out
 
 

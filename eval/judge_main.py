@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from .judge_link import CPU_OMP_WAIT_POLICY, CandidateLink, deadline
+from .sandbox_env import child_exit
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,4 +33,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    child_exit(main())

@@ -30,6 +30,7 @@ from . import ncu as N
 from . import precision
 from .api import run_child
 from .problem import CandidateError, ProblemError, check_problem_source, load_candidate, load_problem
+from .sandbox_env import child_exit
 from .signing import sign
 from .static_checks import problem_is_fp32, run_static_checks
 from .timeline import KernelTime, Launch, Timeline, launches_from_trace, timeline_of
@@ -320,4 +321,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    child_exit(main())

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .sandbox_env import child_exit
+
 
 def check_reference(problem_source: str, device: str, size: str, precision: str = "default",
                     problem_name: str = "problem.py", timeout_s: float = 300.0) -> str | None:
@@ -86,4 +88,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    child_exit(main())

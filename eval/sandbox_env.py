@@ -5,7 +5,9 @@ and ends the child."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import NoReturn
 
 TOKEN_VAR = "KERNELSKILL_SANDBOX_RUN"
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
@@ -55,3 +57,12 @@ def child_env(device: str, scratch: Path, token: str = "") -> dict[str, str]:
     if token:
         env[TOKEN_VAR] = token
     return env
+
+
+def child_exit(rc: int) -> NoReturn:
+    """End a sandboxed child once its result is on disk, skipping the interpreter's teardown of
+    torch (atexit handlers, Inductor's compile workers, freeing every module): ~2.5 s of a CPU
+    evaluation's ~9 s (2 cores). Whatever the child started dies with its sandbox (kill_all)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)

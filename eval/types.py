@@ -91,6 +91,10 @@ class EvalResult:
     """The PyTorch flags that policy set, on both sides."""
     gpu_name: str | None = None
     elapsed_s: float | None = None
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    """Where the evaluation's wall time went: the judge's own stages (load, compile, correctness,
+    timing), the static checks before it, and "processes": starting the judge (interpreter,
+    sandbox, imports) and ending it, the part of the child's wall time outside its own clock."""
     kernel_breakdown: list[dict[str, Any]] = field(default_factory=list)
     """With options.profile: per-kernel CUDA time of one candidate call (name, time_us, launches)."""
     peak_memory_mb: dict[str, float] = field(default_factory=dict)

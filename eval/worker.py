@@ -51,8 +51,10 @@ class Worker:
         self.meter = MemoryMeter(self.device, self.result.peak_memory_mb)
         self.ref64_device = self.device
         """Where the float64 reference runs: the host once it did not fit on the GPU."""
+        self._stage_started: float | None = None
 
     def stage(self, name: str) -> None:
+        self._clock_stage()
         self.meter.enter_stage(name)
         self.result.stage = name
         if self.link is not None:
@@ -73,8 +75,17 @@ class Worker:
             self.result.fail("load", str(e))
         finally:
             self.meter.reading()
+            self._clock_stage()
         self.result.elapsed_s = round(time.time() - t0, 3)
         return self.result
+
+    def _clock_stage(self) -> None:
+        """Charge the time since the last stage change to the stage that was running."""
+        now, seconds = time.perf_counter(), self.result.stage_seconds
+        last = self._stage_started
+        if last is not None and self.result.stage != "done":
+            seconds[self.result.stage] = round(seconds.get(self.result.stage, 0.0) + now - last, 3)
+        self._stage_started = now
 
     def _run(self) -> None:
         self.stage("load")

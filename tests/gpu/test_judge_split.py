@@ -32,7 +32,7 @@ def show(label: str, r: EvalResult, seconds: float) -> None:
     print(f"\n{label}: correct={r.correct} stage={r.stage} checks={r.failed_checks} reason={r.reason}\n"
           f"  runtime {r.runtime_ms} ms, judge wall {r.wall_ms} ms, eager {r.eager_ms} ms, compile "
           f"{r.compile_ms} ms, floor {r.floor_ms} ms, kernels {r.kernel_names}, err {r.max_abs_err}, "
-          f"evaluation {seconds:.1f} s (judge {r.elapsed_s} s)")
+          f"evaluation {seconds:.1f} s (judge {r.elapsed_s} s), seconds per stage {r.stage_seconds}")
 
 
 def timed(label: str, fn, *args) -> tuple[EvalResult, float]:  # noqa: ANN001
