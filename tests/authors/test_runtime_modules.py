@@ -9,15 +9,15 @@ from pathlib import Path
 
 import torch
 from kernelskill.authors.builtin import runtime
-from kernelskill.authors.builtin.runtime import common, scan
+from kernelskill.authors.builtin.runtime import common, losses, reductions, scan
 from kernelskill.authors.builtin.runtime.conv_pool import CP_PLANS, CP_RUNTIME
 from kernelskill.authors.builtin.runtime.gemm import GEMM_RUNTIME
 from kernelskill.authors.builtin.runtime.gemm_prep import GEMM_PREP
 from kernelskill.authors.builtin.runtime.norms import RUNTIME as NORMS_RUNTIME
-from kernelskill.authors.builtin.runtime.reductions import RUNTIME as REDUCTIONS_RUNTIME
 from kernelskill.eval.problem import exec_module
 
-CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME}
+CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: runtime.REDUCTIONS_RUNTIME,
+             losses: runtime.LOSSES_RUNTIME}
 ALLOWED = {"torch", "triton", "triton.language", "math"}
 HEADER = "import math\nimport torch\nimport triton\nimport triton.language as tl\n"
 
@@ -50,13 +50,58 @@ def test_pasted_source_is_the_module_without_docstring_and_imports() -> None:
 
 
 def test_pasted_helpers_run_standalone() -> None:
-    """Executed as the evaluator executes a candidate (no kernelskill import): the scan helpers
-    find the common ones they call, and agree with the imported module."""
-    ns = exec_module(HEADER + runtime.COLLAPSE + runtime.SCAN_RUNTIME, "runtime_paste.py", "paste")
+    """Executed as the evaluator executes a candidate (no kernelskill import): the scan and
+    reduction helpers find the common ones they call, and agree with the imported modules."""
+    ns = exec_module(HEADER + "".join(CONVERTED.values()), "runtime_paste.py", "paste")
     t = torch.empty(2, 3, 4).permute(0, 2, 1)
     for dim in range(3):
         assert ns._scan_geometry(t, dim) == scan._scan_geometry(t, dim)
+    for dims in ([0], [1], [2], [0, 1], [0, 2], [1, 2]):
+        got, want = ns._red_layout(list(t.shape), dims, [t]), reductions._red_layout(list(t.shape), dims, [t])
+        assert got[1:] == want[1:] and got[0][0] is t, dims
     assert ns._cdiv(7, 2) == 4 and ns._npow2(5) == 8
+
+
+def _views() -> list[torch.Tensor]:
+    base = torch.arange(2 * 3 * 4 * 5, dtype=torch.float32).reshape(2, 3, 4, 5)
+    return [base, base.permute(0, 2, 1, 3), base[:, 1:], base[..., ::2], base[:, :1],
+            base.expand(3, 2, 3, 4, 5), base.transpose(2, 3), base[:, :, 1:3, :]]
+
+
+def test_merged_dims_address_the_same_elements() -> None:
+    """_merge_dims keeps the logical row-major order: the merged sizes and strides, read from the
+    same storage, give back every view element for element, and no two neighbours it leaves apart
+    could have merged."""
+    for t in _views():
+        sizes, (strides,) = common._merge_dims(list(t.shape), [t.stride()])
+        flat = torch.as_strided(t, sizes, strides, t.storage_offset())
+        assert torch.equal(flat.reshape(t.shape), t), (t.shape, t.stride())
+        assert all(strides[i] != strides[i + 1] * sizes[i + 1] for i in range(len(sizes) - 1))
+    # Two tensors merge only where both allow it: a transposed partner keeps the dims apart.
+    a = torch.empty(3, 4)
+    assert common._merge_dims([3, 4], [a.stride(), a.stride()]) == ([12], [[1], [1]])
+    assert common._merge_dims([3, 4], [a.stride(), a.t().contiguous().t().stride()]) == (
+        [3, 4], [[4, 1], [1, 3]])
+    assert common._merge_dims([1, 1], [(5, 7)]) == ([], [[]])
+
+
+def test_reduction_layouts() -> None:
+    x = torch.empty(4, 6, 8)
+    _, o, k, i, strides, swapped = reductions._red_layout([4, 6, 8], [1], [x])
+    assert (o, k, i, swapped) == ((4, 4, False), (6, 6, False), (8, 8, False), False)
+    assert strides == [[0, 48, 0, 8, 0, 1]]
+    _, o, k, i, strides, swapped = reductions._red_layout([4, 6, 8], [0], [x])
+    assert (o, k, i, swapped) == ((1, 1, False), (4, 4, False), (48, 48, False), False)
+    # Nothing after the reduced dim: the kept dims move to I, so x.t().sum(1), a column
+    # reduction in memory, walks them with unit stride.
+    _, o, k, i, strides, swapped = reductions._red_layout([8, 24], [1], [torch.empty(24, 8).t()])
+    assert (o, k, i, swapped) == ((1, 1, False), (24, 24, False), (8, 8, False), True)
+    assert strides == [[0, 0, 0, 8, 0, 1]]
+    # Reducing dims 0 and 2 of a 3-D tensor: the reduced ones are two dims of K, the kept one I.
+    _, o, k, i, strides, swapped = reductions._red_layout([4, 6, 8], [0, 2], [x])
+    assert (o, k, i, swapped) == ((1, 1, False), (32, 8, True), (6, 6, False), True)
+    assert strides == [[0, 0, 48, 1, 0, 8]]
+    assert reductions._red_align(48, 8, 0) == 8 and reductions._red_align(6) == 2
 
 
 def test_scan_views_and_plans() -> None:
@@ -76,7 +121,8 @@ def test_every_pasted_helper_is_defined_once() -> None:
     """All runtime sources can land in one solution.py: a name defined twice would shadow the other."""
     seen: dict[str, str] = {}
     sources = {"common": runtime.COLLAPSE, "scan": runtime.SCAN_RUNTIME, "gemm": GEMM_RUNTIME,
-               "gemm_prep": GEMM_PREP, "norms": NORMS_RUNTIME, "reductions": REDUCTIONS_RUNTIME,
+               "gemm_prep": GEMM_PREP, "norms": NORMS_RUNTIME, "reductions": runtime.REDUCTIONS_RUNTIME,
+               "losses": runtime.LOSSES_RUNTIME,
                "conv_pool": CP_RUNTIME + CP_PLANS}
     for where, src in sources.items():
         for name in _defs(ast.parse(src)):

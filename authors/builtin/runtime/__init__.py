@@ -1,11 +1,11 @@
 """The runtime shipped into solution.py, and how it is pasted there.
 
-Each converted module here (common, scan) is real Python that imports only torch, triton, math
-and its runtime siblings, so ruff, tests and readers see it. A solution must stay one standalone
-file, so emitters do not import these modules: they paste each one's source (`source`) once per
-file, without its docstring and imports (the solution's header imports torch, triton, tl and
-math; the siblings' helpers are pasted too). The rest of runtime/ still holds its helpers as
-source strings (gemm, gemm_prep, norms, reductions, conv_pool).
+Each converted module here (common, scan, reductions, losses) is real Python that imports only
+torch, triton, math and its runtime siblings, so ruff, tests and readers see it. A solution must
+stay one standalone file, so emitters do not import these modules: they paste each one's source
+(`source`) once per file, without its docstring and imports (the solution's header imports torch,
+triton, tl and math; the siblings' helpers are pasted too). The rest of runtime/ still holds its
+helpers as source strings (gemm, gemm_prep, norms, conv_pool).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import ast
 import inspect
 from types import ModuleType
 
-from . import common, scan
+from . import common, losses, reductions, scan
 
 
 def source(module: ModuleType) -> str:
@@ -34,3 +34,7 @@ COLLAPSE = source(common)
 """Host helpers every family's launchers call, `_TUNE` and `_bcast_off` (runtime/common.py)."""
 SCAN_RUNTIME = source(scan)
 """The scan launchers' helpers (runtime/scan.py); they call COLLAPSE's."""
+REDUCTIONS_RUNTIME = source(reductions)
+"""Layouts, offsets and combine functions of reductions, softmax and losses (runtime/reductions.py)."""
+LOSSES_RUNTIME = source(losses)
+"""The cross-entropy combine functions (runtime/losses.py); they call REDUCTIONS_RUNTIME's."""

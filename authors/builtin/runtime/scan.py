@@ -8,20 +8,15 @@ whose helpers it calls."""
 
 import math
 
-from .common import _cdiv, _npow2, _sms
+from .common import _cdiv, _merge_dims, _npow2, _sms
 
 
 def _scan_group(shape, stride):
     """(size, innermost stride) of dims merged into one, or None when their strides do not allow it."""
-    dims = [(s, st) for s, st in zip(shape, stride, strict=True) if s != 1]
-    if not dims:
+    sizes, (strides,) = _merge_dims(shape, [stride])
+    if not sizes:
         return 1, 0
-    size, inner = dims[-1]
-    for s, st in reversed(dims[:-1]):
-        if st != inner * size:
-            return None
-        size *= s
-    return size, inner
+    return (sizes[0], strides[0]) if len(sizes) == 1 else None
 
 
 def _scan_geometry(t, dim):

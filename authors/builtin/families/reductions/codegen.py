@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...frontend.ir import Op, Value
-from ...runtime import COLLAPSE
+from ...runtime import COLLAPSE, REDUCTIONS_RUNTIME
 from ...templates.base import EmitContext, Emitted
 from ...templates.launch import autotune, plan_lookup
 from ..pointwise.codegen import ChainCode, chain_statements
@@ -270,8 +270,7 @@ def out_shape_lines(dims: list[int], keepdim: bool, scalar: bool) -> list[str]:
 
 def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitted:
     ctx.share("collapse", COLLAPSE)
-    from ...runtime.reductions import RUNTIME
-    ctx.share("reductions", RUNTIME)
+    ctx.share("reductions", REDUCTIONS_RUNTIME)
     p = _params(ctx)
     red = spec.reducer
     chain = ChainCode(spec.epilogue, spec.anchor_out, prefix="e") if spec.epilogue else None

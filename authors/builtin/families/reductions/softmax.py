@@ -14,8 +14,7 @@ otherwise (softmax over channels of NCHW data).
 from __future__ import annotations
 
 from ...frontend.ir import Region
-from ...runtime import COLLAPSE
-from ...runtime.reductions import RUNTIME
+from ...runtime import COLLAPSE, REDUCTIONS_RUNTIME
 from ...templates.base import EmitContext, Emitted
 from ...templates.launch import plan_lookup
 from ..pointwise.codegen import ChainCode, external_inputs
@@ -98,7 +97,7 @@ def _softmax_kernel(spec: RedSpec, name: str, col: bool, chain: ChainCode | None
 
 def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log: bool) -> Emitted:
     ctx.share("collapse", COLLAPSE)
-    ctx.share("reductions", RUNTIME)
+    ctx.share("reductions", REDUCTIONS_RUNTIME)
     p = _params(ctx, SOFTMAX_DEFAULTS)
     a = region.anchor
     chain = ChainCode(region.epilogue, a.out, prefix="e") if region.epilogue else None
