@@ -18,8 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frontend.ir import Op, Region, Value
-from ...runtime import COLLAPSE
-from ...runtime.conv_pool import CP_RUNTIME
+from ...runtime import COLLAPSE, CP_RUNTIME
 from ..pointwise.codegen import chain_statements, external_inputs
 
 _LOW = {"torch.float16", "torch.bfloat16"}

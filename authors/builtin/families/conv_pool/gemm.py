@@ -35,7 +35,7 @@ insertion, no scatter, no atomics.
 from __future__ import annotations
 
 from ...frontend.ir import Region
-from ...runtime.gemm_prep import GEMM_PREP
+from ...runtime import GEMM_PREP
 from ...templates.base import EmitContext, Emitted, Template
 from ...templates.launch import autotune
 from .common import (

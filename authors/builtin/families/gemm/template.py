@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...frontend.ir import Op, Region
-from ...runtime import COLLAPSE
-from ...runtime.gemm import GEMM_RUNTIME
-from ...runtime.gemm_prep import GEMM_PREP, SCALE_K
+from ...runtime import COLLAPSE, GEMM_PREP, GEMM_RUNTIME
+from ...runtime.gemm_prep import _GEMM_SCALE_K as SCALE_K
 from ...templates.base import EmitContext, Emitted, Template
 from ...templates.launch import plan_key
 from .kernels import GemmChain, KernelOpts, kernel_source, reduce_source

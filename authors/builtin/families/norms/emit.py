@@ -14,8 +14,7 @@ from __future__ import annotations
 import torch
 
 from ...frontend.ir import Region, Value
-from ...runtime import COLLAPSE
-from ...runtime.norms import RUNTIME as NORMS_RUNTIME
+from ...runtime import COLLAPSE, NORMS_RUNTIME
 from ...templates.base import EmitContext, Emitted
 from ...templates.launch import TUNE_CACHE, plan_lookup
 from ..pointwise.codegen import ChainCode
