@@ -170,3 +170,16 @@ def test_conv_pool_strides_and_planes() -> None:
     assert conv_pool._cp_strides(x.transpose(2, 3), (2, 3, 5, 4), 2)[-1] == -1
     assert conv_pool._cp_planes((2, 3, 4, 5), 2) == (2, 3, (1, 4, 5))
     assert conv_pool._cp_tup([3], 2) == (3, 3) and conv_pool._cp_tup(2, 3) == (2, 2, 2)
+
+
+def test_one_int64_rule() -> None:
+    """_i64, the offset-width rule of every family's launchers, on metadata alone."""
+    def meta(shape: tuple[int, ...], stride: tuple[int, ...]) -> torch.Tensor:
+        return torch.empty_strided(shape, stride, device="meta")
+
+    assert not common._i64(torch.empty(4, 4), None)
+    assert common._i64(n=2**31) and not common._i64(n=2**31 - 1)
+    assert not common._i64(meta((2, 2), (2**30, 1)))  # farthest element at 2**30 + 1
+    assert common._i64(meta((3, 2), (2**30, 1)))  # at 2**31 + 1
+    assert common._i64(torch.empty(1, device="meta").expand(2**31))  # 2**31 elements, one address
+    assert not common._i64(meta((0, 2**32), (2**32, 1)))  # empty: addresses nothing

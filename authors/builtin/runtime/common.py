@@ -83,6 +83,19 @@ def _configs(options):
     return cfgs if torch.cuda.is_available() else cfgs[:1]
 
 
+def _i64(*tensors, n=0):
+    """Whether an element offset may not fit in int32 (kernels then index in int64): the offsets
+    of n elements (an output, a loop), or the farthest element of any tensor given (None skipped;
+    an empty one addresses nothing). Every family's launchers decide by this one rule."""
+    if n >= 2**31:
+        return True
+    for t in tensors:
+        if t is not None and t.numel() > 0 and (t.numel() >= 2**31 or 1 + sum(
+                (s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=True)) >= 2**31):
+            return True
+    return False
+
+
 def _merge_dims(sizes, strides):
     """Dims of sizes `sizes` with size-1 dims dropped and neighbours merged where every tensor's
     strides (one sequence per tensor) allow it: a dim merges into the next inner one when its

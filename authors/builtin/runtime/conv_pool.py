@@ -37,15 +37,6 @@ def _cp_strides(t, shape, dims):
     return (*ls, *sp, j)
 
 
-def _cp_big(*tensors):
-    """True when some element offset may not fit in int32: index math then runs in int64."""
-    for t in tensors:
-        if t is not None and (t.numel() >= 2**31 or sum((s - 1) * abs(st) for s, st in
-                                                        zip(t.shape, t.stride(), strict=True)) >= 2**31):
-            return True
-    return False
-
-
 def _cp_planes(shape, dims):
     """(N, C, (D, H, W)) of a (lead..., spatial...) shape: lead dims are batch and channel."""
     lead = len(shape) - dims

@@ -61,13 +61,6 @@ def _gemm_ext(t, out_shape, gshape):
     return t, [pad[1][0], pad[2][0], pad[0][1], pad[1][1], pad[2][1], st[-1]], len(rows)
 
 
-def _gemm_big(*tensors):
-    """True when an element offset of some operand may not fit in int32."""
-    return any(t.numel() >= 2**31
-               or sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=True)) >= 2**31
-               for t in tensors)
-
-
 class _GemmPlan:
     """A GEMM launcher's launch plan for one operand signature, filled in by the launcher's `_plan`
     function from the operands' metadata only; a call allocates, prepares and launches from it."""

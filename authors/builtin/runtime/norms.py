@@ -52,15 +52,6 @@ def _nrm_layout(shape, xs, d0, d1):
     return None
 
 
-def _nrm_need64(*tensors):
-    """int64 offsets when any element offset can reach 2**31."""
-    for t in tensors:
-        if t is not None and t.numel() > 0 and (t.numel() >= 2**31 or sum(
-                (s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=True)) >= 2**31):
-            return True
-    return False
-
-
 def _nrm_prune(configs, named_args, **kw):
     """Keep configs giving each thread 4-32 elements of the tile: fewer starves the loads, more
     spills registers. ROWS > 1 only packs short rows (tile <= 4096)."""

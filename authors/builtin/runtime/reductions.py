@@ -3,7 +3,7 @@
 Launcher side: `_red_layout` views the reduced space of any (broadcast, strided) operands as
 O x K x I -- output index `o * I + i`, reduced index `k` -- with each of O, K, I at most two
 collapsed dims per operand, so kernels address views and broadcasts without copies;
-`_red_i64` feeds the launchers' choices. Kernel side: `_red_off` (offset of a two-dim
+common.py's `_i64` decides their offset width. Kernel side: `_red_off` (offset of a two-dim
 group) and the associative combine functions of the reducers, used both across the lanes of a
 tile (`tl.reduce`) and across the partials of a split reduction.
 
@@ -75,16 +75,6 @@ def _red_align(*strides):
         while s and s % a:
             a //= 2
     return a
-
-
-def _red_i64(shape, tensors):
-    """Whether element offsets can exceed int32 (then kernels index in int64)."""
-    n = 1
-    for s in shape:
-        n *= s
-    span = max([sum(abs(st) * (sz - 1) for sz, st in zip(t.shape, t.stride(), strict=True))
-                for t in tensors] + [0])
-    return max(n, span + 1) >= 2**31
 
 
 @triton.jit

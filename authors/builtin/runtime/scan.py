@@ -8,7 +8,7 @@ whose helpers it calls."""
 
 import math
 
-from .common import _cdiv, _merge_dims, _npow2, _sms
+from .common import _cdiv, _i64, _merge_dims, _npow2, _sms
 
 
 def _scan_group(shape, stride):
@@ -33,10 +33,6 @@ def _scan_lanes(meta, ip2, np2):
     NP2 (the scanned length rounded up) of them along the scan."""
     steps = min(max(meta['TILE'] // min(meta['LANES'], ip2), 1), np2)
     return min(max(meta['TILE'] // steps, 1), ip2)
-
-
-def _scan_span(t):
-    return 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=True))
 
 
 def _scan_plan(shape, dim, gx, gy, dev, split, tensors):
@@ -68,7 +64,7 @@ def _scan_plan(shape, dim, gx, gy, dev, split, tensors):
         chunks = _cdiv(N, ch)
     if chunks <= 1:
         chunks, ch = 1, N
-    i64 = O * N * I >= 2**31 or any(_scan_span(t) >= 2**31 for t in tensors)
+    i64 = _i64(*tensors, n=O * N * I)
     strides = (sxo, sxn, sxi, syo, syn, syi, fo, fn, fi)
     # Row kernel: the largest VEC dividing every line start and chunk bound (16-byte vectors).
     starts = [N, ch, sxo, syo, fo] + ([sxi, syi, fi] if I > 1 else [])

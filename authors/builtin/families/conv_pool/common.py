@@ -159,7 +159,7 @@ def plane_io_lines(pro: Any, epi: Any, src_names: list[str], epi_names: list[str
         lines, src_args = ["    sx = _cp_strides(a0, shape, dims)"], f"a0, *{strides}"
     if epi:
         lines += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
-    lines.append(f"    i64 = _cp_big({', '.join(['out', *src_names, *epi_names])})")
+    lines.append(f"    i64 = _i64({', '.join(['out', *src_names, *epi_names])})")
     return lines, src_args
 
 

@@ -162,7 +162,7 @@ class _Launcher:
             # x is never loaded (the prologue's operands are): y stands in for its pointer, and
             # the layout is the logical one.
             head.append("x = y")
-        head.append(f"i64 = _nrm_need64(x, y, *p_args[:{len(self.pro)}], *e_args[:{len(self.epi)}])")
+        head.append(f"i64 = _i64(x, y, *p_args[:{len(self.pro)}], *e_args[:{len(self.epi)}])")
         # The kernels read weight and bias as flat arrays.
         head += [f"{p} = {p} if {p}.is_contiguous() else {p}.reshape(-1)" for p in self.affine]
         pt = f"tuple(p_args[{len(self.pro)}:])" if ch.pro else "()"

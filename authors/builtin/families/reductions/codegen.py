@@ -298,7 +298,7 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
     P += ["    if M == 0:",
           "        return (out_shape, 0, (), {}, False, 0, 1, False, []), ops",
           "    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, _ = _red_layout(shape, dims, ops)",
-          "    i64 = _red_i64(shape, ops)",
+          "    i64 = _i64(*ops, n=math.prod(shape))",
           "    big = max(range(len(ops)), key=lambda j: ops[j].numel())",
           "    # Column tiles when the largest operand is contiguous along the kept dims, not the reduced.",
           "    col = I > 1 and st[big][5] == 1 and st[big][3] != 1",

@@ -127,7 +127,7 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
          f"    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, swapped = _red_layout(shape, [{dim}], ops)",
          "    # Output strides of the (o, k, i) roles: contiguous in the logical order.",
          "    OS = (0, 1, K) if swapped else (K * I, I, 1)",
-         "    M, i64 = O * I, _red_i64(shape, ops)",
+         "    M, i64 = O * I, _i64(*ops, n=math.prod(shape))",
          "    big = max(range(len(ops)), key=lambda j: ops[j].numel())",
          "    col = I > 1 and st[big][5] == 1 and st[big][3] != 1",
          "    KP = _npow2(max(K, 1))",
