@@ -151,7 +151,8 @@ def test_every_runtime_file_is_a_pasted_module() -> None:
 
 
 def test_merge_rule_callers_agree_with_it() -> None:
-    """The GEMM batch collapse and the norm's one-run merge are _merge_dims under other names."""
+    """The GEMM batch collapse, the one-run merges of norms, scans and conv / pool strides are
+    _merge_dims under other names."""
     a, b = torch.empty(2, 3, 4, 5, 6), torch.empty(2, 3, 4, 6, 5).transpose(-1, -2)
     # Merged batch dims keep the inner stride; padded on the left to two triples.
     assert gemm._gemm_batch((2, 3, 4), a.stride()[:3], b.stride()[:3]) == [[1, 0, 0], [24, 30, 30]]
@@ -161,6 +162,8 @@ def test_merge_rule_callers_agree_with_it() -> None:
     assert norms._nrm_merge_dims([2, 3, 4], [12, 4, 1], [1, 2]) == (12, 1)
     assert norms._nrm_merge_dims([2, 3, 4], [12, 1, 3], [1, 2]) is None
     assert norms._nrm_merge_dims([2, 1, 4], [4, 4, 1], [1]) == (1, 0)
+    assert common._merge_run([3, 1, 4], [8, 99, 2]) == (12, 2)
+    assert common._merge_run([3, 4], [1, 3]) is None
 
 
 def test_conv_pool_strides_and_planes() -> None:
@@ -168,6 +171,14 @@ def test_conv_pool_strides_and_planes() -> None:
     # (n, c, d, h, w, j): one spatial run of stride 1 for a contiguous NCHW tensor.
     assert conv_pool._cp_strides(x, x.shape, 2) == (60, 20, 0, 5, 1, 1)
     assert conv_pool._cp_strides(x.transpose(2, 3), (2, 3, 5, 4), 2)[-1] == -1
+    assert conv_pool._cp_strides(torch.empty(2, 3, 1, 1), (2, 3, 1, 1), 2)[-1] == 0
+    # Where a view's spatial dims form one run, stride j walks them all in order.
+    for t in _views():
+        *lead, j = conv_pool._cp_strides(t, t.shape, 2)
+        if j >= 0:
+            run = torch.as_strided(t, (*t.shape[:-2], t.shape[-2] * t.shape[-1]), (*t.stride()[:-2], j),
+                                   t.storage_offset())
+            assert torch.equal(run, t.reshape(*t.shape[:-2], -1)), (t.shape, t.stride())
     assert conv_pool._cp_planes((2, 3, 4, 5), 2) == (2, 3, (1, 4, 5))
     assert conv_pool._cp_tup([3], 2) == (3, 3) and conv_pool._cp_tup(2, 3) == (2, 2, 2)
 

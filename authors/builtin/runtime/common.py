@@ -116,6 +116,15 @@ def _merge_dims(sizes, strides):
     return sizes, strides
 
 
+def _merge_run(sizes, strides):
+    """(size, stride) of one tensor's dims merged into a single run by _merge_dims' rule ((1, 0)
+    when only size-1 dims are left), or None when their strides do not allow it."""
+    sizes, (st,) = _merge_dims(sizes, [strides])
+    if not sizes:
+        return 1, 0
+    return (sizes[0], st[0]) if len(sizes) == 1 else None
+
+
 def _collapse(shape, tensors, max_rank=4):
     """Broadcast strides of each tensor over `shape`, with size-1 dims dropped and adjacent dims
     merged where every tensor allows it; returns (sizes, strides per tensor), both padded on the

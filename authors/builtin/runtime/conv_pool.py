@@ -1,8 +1,12 @@
 """Launcher-side helpers shared by the convolution and pooling launchers of a generated file:
 layer attributes as tuples, strides by coordinate, offset widths, plane counts.
 
-Pasted into a solution with a convolution or pooling launcher (runtime.CP_RUNTIME).
+Pasted into a solution with a convolution or pooling launcher (runtime.CP_RUNTIME), after
+runtime/common.py, whose helpers it calls.
 """
+
+from .common import _merge_run
+
 
 def _cp_tup(v, n):
     """A layer attribute (an int or a 1- or n-tuple) as an n-tuple of ints."""
@@ -26,15 +30,8 @@ def _cp_strides(t, shape, dims):
     ls = [0] * (2 - lead) + st[:lead]
     sizes = [1] * (3 - dims) + list(shape[lead:])
     sp = [0] * (3 - dims) + st[lead:]
-    j, expect = 0, None
-    for size, s in zip(reversed(sizes), reversed(sp), strict=True):
-        if size == 1:
-            continue
-        if expect is not None and s != expect:
-            return (*ls, *sp, -1)
-        j = s if expect is None else j
-        expect = s * size
-    return (*ls, *sp, j)
+    run = _merge_run(sizes, sp)
+    return (*ls, *sp, -1 if run is None else run[1])
 
 
 def _cp_planes(shape, dims):

@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import _cdiv, _launch, _merge_dims, _npow2
+from .common import _cdiv, _launch, _merge_run, _npow2
 
 
 def _nrm_cstrides(shape):
@@ -22,10 +22,7 @@ def _nrm_cstrides(shape):
 
 def _nrm_merge_dims(shape, strides, dims):
     """(size, stride) of `dims` merged into one dim, or None when their strides do not merge."""
-    sizes, (st,) = _merge_dims([shape[d] for d in dims], [[strides[d] for d in dims]])
-    if not sizes:
-        return 1, 0
-    return (sizes[0], st[0]) if len(sizes) == 1 else None
+    return _merge_run([shape[d] for d in dims], [strides[d] for d in dims])
 
 
 def _nrm_layout(shape, xs, d0, d1):

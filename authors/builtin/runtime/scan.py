@@ -8,21 +8,13 @@ whose helpers it calls."""
 
 import math
 
-from .common import _cdiv, _i64, _merge_dims, _npow2, _sms
-
-
-def _scan_group(shape, stride):
-    """(size, innermost stride) of dims merged into one, or None when their strides do not allow it."""
-    sizes, (strides,) = _merge_dims(shape, [stride])
-    if not sizes:
-        return 1, 0
-    return (sizes[0], strides[0]) if len(sizes) == 1 else None
+from .common import _cdiv, _i64, _merge_run, _npow2, _sms
 
 
 def _scan_geometry(t, dim):
     """Strides of `t` viewed as (outer, scanned, inner), or None when the dims do not merge."""
-    o = _scan_group(t.shape[:dim], t.stride()[:dim])
-    i = _scan_group(t.shape[dim + 1:], t.stride()[dim + 1:])
+    o = _merge_run(t.shape[:dim], t.stride()[:dim])
+    i = _merge_run(t.shape[dim + 1:], t.stride()[dim + 1:])
     if o is None or i is None:
         return None
     return o[1], t.stride(dim), i[1]
