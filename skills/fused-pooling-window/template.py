@@ -62,7 +62,7 @@ def _pool_plan(attrs, ops, dims, n_src, pro):
     out = torch.empty((*shape[:lead], *(OD, OH, OW)[3 - dims:]), device="meta")
     R = OD * OH
     grid = lambda meta: (n_ * c_ * _cdiv(R, meta['BLOCK_R']) * _cdiv(OW, meta['BLOCK_W']),)
-    kw = dict(WINDOW_KWARGS, CIP=bool(cip), DIV=int(divisor or 0), I64=_cp_big(out, *ops))
+    kw = dict(WINDOW_KWARGS, CIP=bool(cip), DIV=int(divisor or 0), I64=_i64(out, *ops))
     return (out.shape, out.numel(), _cp_flat(src, shape, dims, 6 if pro else 5),
             _cp_flat(epi, out.shape, dims, 6), (c_, D, H, W, OD, OH, OW, R), kw, grid, [])
 '''.replace("WINDOW_KWARGS", WINDOW_KWARGS)

@@ -41,7 +41,7 @@ def _gpool_plan(attrs, ops, dims, n_src):
     out = torch.empty((*shape[:lead], *([1] * dims)), device="meta")
     P, L = n_ * c_, D * H * W
     sst = [_cp_strides(t, shape, dims) for t in src]
-    kw = dict(SPLIT=any(st[5] < 0 for st in sst), I64=_cp_big(out, *ops))
+    kw = dict(SPLIT=any(st[5] < 0 for st in sst), I64=_i64(out, *ops))
     grid = lambda meta: (_cdiv(P, meta['BLOCK_P']),)
     return (out.shape, P, L, tuple(s for st in sst for s in st), _cp_flat(epi, out.shape, dims, 6),
             (P, c_, L, H, W), kw, grid, [])

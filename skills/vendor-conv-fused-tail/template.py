@@ -104,7 +104,7 @@ class ConvVendorEpilogue(Template):
         if epi:
             launcher += indent(epi.launch_lines(epi_names, "y.shape", "dims"), 4)
             split = "e_split"
-        launcher += [f"    i64 = _cp_big({', '.join(['y', *epi_names])})",
+        launcher += [f"    i64 = _i64({', '.join(['y', *epi_names])})",
                      "    grid = lambda meta: (_cdiv(P, meta['BLOCK_P']) * "
                      "_cdiv(L, meta['BLOCK_L']),)",
                      f"    {kname}[grid](out, y, y if b is None else b, {'*e_args, ' if epi else ''}"

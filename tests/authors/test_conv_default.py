@@ -275,12 +275,13 @@ def test_layout_kernels_compile_for_sm90(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["transposed2d", "conv2d_residual_view", "stack"])
 def test_int64_index_path(name: str, tmp_path: Path) -> None:
-    """With `_cp_big` forced, the pass's int64 index path (tensors past 2**31 elements) matches
-    the reference; transposed2d's per-row operand also takes the SPLIT path."""
+    """With `_i64` forced (every launcher of the file then indexes in int64), the pass's int64
+    index path (tensors past 2**31 elements) matches the reference; transposed2d's per-row operand
+    also takes the SPLIT path."""
     src = _STACK if name == "stack" else CASES[name][0]
     cand = BuiltinAuthor().generate(AuthorTask(problem=problem(src), device="cpu", precision="default"))
     module = load_candidate(cand.source, tmp_path / "cand.py")
-    module._cp_big = lambda *tensors: True
+    module._i64 = lambda *tensors, n=0: True
     prob = load_problem(src, "small", "<p>")
     torch.manual_seed(0)
     ref = prob.model_cls(*prob.get_init_inputs())

@@ -305,13 +305,14 @@ def test_tensor_core_convs_replay_as_a_graph() -> None:
 @pytest.mark.parametrize("case", sorted(INDEX_CASES))
 def test_split_and_int64_index_paths(case: str, big: bool, tmp_path: Path) -> None:
     """Operands whose spatial dims do not collapse (the SPLIT path: a transposed view, a
-    per-row parameter) and, with `_cp_big` forced, the int64 index path of tensors past 2**31."""
+    per-row parameter) and, with `_i64` forced (every launcher of the file then indexes in
+    int64), the int64 index path of tensors past 2**31."""
     src, skill, expect = INDEX_CASES[case]
     cand = generate(src, skill)
     assert expect in templates_used(cand)
     module = load_candidate(cand.source, tmp_path / "cand.py")
     if big:
-        module._cp_big = lambda *tensors: True
+        module._i64 = lambda *tensors, n=0: True
     prob = load_problem(src, "small", "<p>")
     torch.manual_seed(0)
     ref = prob.model_cls(*prob.get_init_inputs())

@@ -22,7 +22,7 @@ from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.families.gemm.match import _F16_ROW_RULE
 from kernelskill.authors.builtin.families.pointwise.template import FusedElementwise
-from kernelskill.authors.builtin.runtime.gemm_prep import PREP_MIN
+from kernelskill.authors.builtin.runtime.gemm_prep import _GEMM_PREP_MIN as PREP_MIN
 from kernelskill.authors.builtin.templates.loader import load_templates
 from kernelskill.eval.api import evaluate as evaluate_api
 from kernelskill.eval.static_checks import run_static_checks

@@ -14,7 +14,7 @@ import pytest
 import torch
 from author_util import count_autotuner_runs, generate
 from kernelskill.authors.builtin.families.gemm.match import _F16_ROW_RULE
-from kernelskill.authors.builtin.runtime.gemm_prep import PREP_MIN
+from kernelskill.authors.builtin.runtime.gemm_prep import _GEMM_PREP_MIN as PREP_MIN
 from kernelskill.eval.problem import exec_module
 from kernelskill.eval.static_checks import run_static_checks
 

@@ -9,15 +9,22 @@ from pathlib import Path
 
 import torch
 from kernelskill.authors.builtin import runtime
-from kernelskill.authors.builtin.runtime import common, scan
-from kernelskill.authors.builtin.runtime.conv_pool import CP_PLANS, CP_RUNTIME
-from kernelskill.authors.builtin.runtime.gemm import GEMM_RUNTIME
-from kernelskill.authors.builtin.runtime.gemm_prep import GEMM_PREP
-from kernelskill.authors.builtin.runtime.norms import RUNTIME as NORMS_RUNTIME
-from kernelskill.authors.builtin.runtime.reductions import RUNTIME as REDUCTIONS_RUNTIME
+from kernelskill.authors.builtin.runtime import (
+    common,
+    conv_pool,
+    gemm,
+    gemm_prep,
+    losses,
+    norms,
+    pool_plans,
+    reductions,
+    scan,
+)
 from kernelskill.eval.problem import exec_module
 
-CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME}
+CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: runtime.REDUCTIONS_RUNTIME,
+             losses: runtime.LOSSES_RUNTIME, norms: runtime.NORMS_RUNTIME, gemm: runtime.GEMM_RUNTIME,
+             gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS}
 ALLOWED = {"torch", "triton", "triton.language", "math"}
 HEADER = "import math\nimport torch\nimport triton\nimport triton.language as tl\n"
 
@@ -50,13 +57,63 @@ def test_pasted_source_is_the_module_without_docstring_and_imports() -> None:
 
 
 def test_pasted_helpers_run_standalone() -> None:
-    """Executed as the evaluator executes a candidate (no kernelskill import): the scan helpers
-    find the common ones they call, and agree with the imported module."""
-    ns = exec_module(HEADER + runtime.COLLAPSE + runtime.SCAN_RUNTIME, "runtime_paste.py", "paste")
+    """Executed as the evaluator executes a candidate (no kernelskill import): every module's
+    helpers find the siblings' ones they call, and agree with the imported modules."""
+    ns = exec_module(HEADER + "".join(CONVERTED.values()), "runtime_paste.py", "paste")
     t = torch.empty(2, 3, 4).permute(0, 2, 1)
     for dim in range(3):
         assert ns._scan_geometry(t, dim) == scan._scan_geometry(t, dim)
+    shape = list(t.shape)
+    assert ns._nrm_layout(shape, t.stride(), 1, 2) == norms._nrm_layout(shape, t.stride(), 1, 2)
+    assert ns._gemm_ext(t, (2, 4, 3), (2, 4, 3))[1:] == gemm._gemm_ext(t, (2, 4, 3), (2, 4, 3))[1:]
+    assert ns._cp_flat([t], t.shape, 1, 6) == pool_plans._cp_flat([t], t.shape, 1, 6)
+    assert ns._GEMM_PREP_MIN == gemm_prep._GEMM_PREP_MIN
+    for dims in ([0], [1], [2], [0, 1], [0, 2], [1, 2]):
+        got, want = ns._red_layout(list(t.shape), dims, [t]), reductions._red_layout(list(t.shape), dims, [t])
+        assert got[1:] == want[1:] and got[0][0] is t, dims
     assert ns._cdiv(7, 2) == 4 and ns._npow2(5) == 8
+
+
+def _views() -> list[torch.Tensor]:
+    base = torch.arange(2 * 3 * 4 * 5, dtype=torch.float32).reshape(2, 3, 4, 5)
+    return [base, base.permute(0, 2, 1, 3), base[:, 1:], base[..., ::2], base[:, :1],
+            base.expand(3, 2, 3, 4, 5), base.transpose(2, 3), base[:, :, 1:3, :]]
+
+
+def test_merged_dims_address_the_same_elements() -> None:
+    """_merge_dims keeps the logical row-major order: the merged sizes and strides, read from the
+    same storage, give back every view element for element, and no two neighbours it leaves apart
+    could have merged."""
+    for t in _views():
+        sizes, (strides,) = common._merge_dims(list(t.shape), [t.stride()])
+        flat = torch.as_strided(t, sizes, strides, t.storage_offset())
+        assert torch.equal(flat.reshape(t.shape), t), (t.shape, t.stride())
+        assert all(strides[i] != strides[i + 1] * sizes[i + 1] for i in range(len(sizes) - 1))
+    # Two tensors merge only where both allow it: a transposed partner keeps the dims apart.
+    a = torch.empty(3, 4)
+    assert common._merge_dims([3, 4], [a.stride(), a.stride()]) == ([12], [[1], [1]])
+    assert common._merge_dims([3, 4], [a.stride(), a.t().contiguous().t().stride()]) == (
+        [3, 4], [[4, 1], [1, 3]])
+    assert common._merge_dims([1, 1], [(5, 7)]) == ([], [[]])
+
+
+def test_reduction_layouts() -> None:
+    x = torch.empty(4, 6, 8)
+    _, o, k, i, strides, swapped = reductions._red_layout([4, 6, 8], [1], [x])
+    assert (o, k, i, swapped) == ((4, 4, False), (6, 6, False), (8, 8, False), False)
+    assert strides == [[0, 48, 0, 8, 0, 1]]
+    _, o, k, i, strides, swapped = reductions._red_layout([4, 6, 8], [0], [x])
+    assert (o, k, i, swapped) == ((1, 1, False), (4, 4, False), (48, 48, False), False)
+    # Nothing after the reduced dim: the kept dims move to I, so x.t().sum(1), a column
+    # reduction in memory, walks them with unit stride.
+    _, o, k, i, strides, swapped = reductions._red_layout([8, 24], [1], [torch.empty(24, 8).t()])
+    assert (o, k, i, swapped) == ((1, 1, False), (24, 24, False), (8, 8, False), True)
+    assert strides == [[0, 0, 0, 8, 0, 1]]
+    # Reducing dims 0 and 2 of a 3-D tensor: the reduced ones are two dims of K, the kept one I.
+    _, o, k, i, strides, swapped = reductions._red_layout([4, 6, 8], [0, 2], [x])
+    assert (o, k, i, swapped) == ((1, 1, False), (32, 8, True), (6, 6, False), True)
+    assert strides == [[0, 0, 48, 1, 0, 8]]
+    assert reductions._red_align(48, 8, 0) == 8 and reductions._red_align(6) == 2
 
 
 def test_scan_views_and_plans() -> None:
@@ -75,10 +132,65 @@ def test_scan_views_and_plans() -> None:
 def test_every_pasted_helper_is_defined_once() -> None:
     """All runtime sources can land in one solution.py: a name defined twice would shadow the other."""
     seen: dict[str, str] = {}
-    sources = {"common": runtime.COLLAPSE, "scan": runtime.SCAN_RUNTIME, "gemm": GEMM_RUNTIME,
-               "gemm_prep": GEMM_PREP, "norms": NORMS_RUNTIME, "reductions": REDUCTIONS_RUNTIME,
-               "conv_pool": CP_RUNTIME + CP_PLANS}
-    for where, src in sources.items():
+    for mod, src in CONVERTED.items():
         for name in _defs(ast.parse(src)):
-            assert name not in seen, f"{name} defined in both {seen[name]} and {where}"
-            seen[name] = where
+            assert name not in seen, f"{name} defined in both {seen[name]} and {mod.__name__}"
+            seen[name] = mod.__name__
+
+
+def test_every_runtime_file_is_a_pasted_module() -> None:
+    """No helper source hides in a string any more: each file of runtime/ is a module pasted by
+    `source` under one of runtime's constants, and defines no string holding code."""
+    files = {p.stem for p in Path(runtime.__file__).parent.glob("*.py")} - {"__init__"}
+    assert files == {m.__name__.rsplit(".", 1)[1] for m in CONVERTED}
+    for mod in CONVERTED:
+        for n in ast.parse(Path(mod.__file__).read_text()).body:
+            if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Constant, ast.JoinedStr)):
+                text = n.value.value if isinstance(n.value, ast.Constant) else ""
+                assert not isinstance(n.value, ast.JoinedStr) and "def " not in str(text), mod.__name__
+
+
+def test_merge_rule_callers_agree_with_it() -> None:
+    """The GEMM batch collapse, the one-run merges of norms, scans and conv / pool strides are
+    _merge_dims under other names."""
+    a, b = torch.empty(2, 3, 4, 5, 6), torch.empty(2, 3, 4, 6, 5).transpose(-1, -2)
+    # Merged batch dims keep the inner stride; padded on the left to two triples.
+    assert gemm._gemm_batch((2, 3, 4), a.stride()[:3], b.stride()[:3]) == [[1, 0, 0], [24, 30, 30]]
+    # Dims merge only where both operands allow it: b's dims 0 and 1 would, a's do not.
+    assert gemm._gemm_batch((3, 2, 4), (100, 4, 1), (8, 4, 1)) == [[3, 100, 8], [8, 1, 1]]
+    assert gemm._gemm_batch((2, 3, 4), (0, 1, 100), (12, 4, 1)) is None
+    assert norms._nrm_merge_dims([2, 3, 4], [12, 4, 1], [1, 2]) == (12, 1)
+    assert norms._nrm_merge_dims([2, 3, 4], [12, 1, 3], [1, 2]) is None
+    assert norms._nrm_merge_dims([2, 1, 4], [4, 4, 1], [1]) == (1, 0)
+    assert common._merge_run([3, 1, 4], [8, 99, 2]) == (12, 2)
+    assert common._merge_run([3, 4], [1, 3]) is None
+
+
+def test_conv_pool_strides_and_planes() -> None:
+    x = torch.empty(2, 3, 4, 5)
+    # (n, c, d, h, w, j): one spatial run of stride 1 for a contiguous NCHW tensor.
+    assert conv_pool._cp_strides(x, x.shape, 2) == (60, 20, 0, 5, 1, 1)
+    assert conv_pool._cp_strides(x.transpose(2, 3), (2, 3, 5, 4), 2)[-1] == -1
+    assert conv_pool._cp_strides(torch.empty(2, 3, 1, 1), (2, 3, 1, 1), 2)[-1] == 0
+    # Where a view's spatial dims form one run, stride j walks them all in order.
+    for t in _views():
+        *lead, j = conv_pool._cp_strides(t, t.shape, 2)
+        if j >= 0:
+            run = torch.as_strided(t, (*t.shape[:-2], t.shape[-2] * t.shape[-1]), (*t.stride()[:-2], j),
+                                   t.storage_offset())
+            assert torch.equal(run, t.reshape(*t.shape[:-2], -1)), (t.shape, t.stride())
+    assert conv_pool._cp_planes((2, 3, 4, 5), 2) == (2, 3, (1, 4, 5))
+    assert conv_pool._cp_tup([3], 2) == (3, 3) and conv_pool._cp_tup(2, 3) == (2, 2, 2)
+
+
+def test_one_int64_rule() -> None:
+    """_i64, the offset-width rule of every family's launchers, on metadata alone."""
+    def meta(shape: tuple[int, ...], stride: tuple[int, ...]) -> torch.Tensor:
+        return torch.empty_strided(shape, stride, device="meta")
+
+    assert not common._i64(torch.empty(4, 4), None)
+    assert common._i64(n=2**31) and not common._i64(n=2**31 - 1)
+    assert not common._i64(meta((2, 2), (2**30, 1)))  # farthest element at 2**30 + 1
+    assert common._i64(meta((3, 2), (2**30, 1)))  # at 2**31 + 1
+    assert common._i64(torch.empty(1, device="meta").expand(2**31))  # 2**31 elements, one address
+    assert not common._i64(meta((0, 2**32), (2**32, 1)))  # empty: addresses nothing

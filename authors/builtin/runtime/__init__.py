@@ -1,11 +1,10 @@
 """The runtime shipped into solution.py, and how it is pasted there.
 
-Each converted module here (common, scan) is real Python that imports only torch, triton, math
-and its runtime siblings, so ruff, tests and readers see it. A solution must stay one standalone
-file, so emitters do not import these modules: they paste each one's source (`source`) once per
-file, without its docstring and imports (the solution's header imports torch, triton, tl and
-math; the siblings' helpers are pasted too). The rest of runtime/ still holds its helpers as
-source strings (gemm, gemm_prep, norms, reductions, conv_pool).
+Each module here is real Python that imports only torch, triton, math and its runtime siblings,
+so ruff, tests and readers see it. A solution must stay one standalone file, so emitters do not
+import these modules: they paste each one's source (`source`) once per file, without its
+docstring and imports (the solution's header imports torch, triton, tl and math; the siblings'
+helpers are pasted too). The constants below are those pasted sources, computed once at import.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import ast
 import inspect
 from types import ModuleType
 
-from . import common, scan
+from . import common, conv_pool, gemm, gemm_prep, losses, norms, pool_plans, reductions, scan
 
 
 def source(module: ModuleType) -> str:
@@ -34,3 +33,17 @@ COLLAPSE = source(common)
 """Host helpers every family's launchers call, `_TUNE` and `_bcast_off` (runtime/common.py)."""
 SCAN_RUNTIME = source(scan)
 """The scan launchers' helpers (runtime/scan.py); they call COLLAPSE's."""
+REDUCTIONS_RUNTIME = source(reductions)
+"""Layouts, offsets and combine functions of reductions, softmax and losses (runtime/reductions.py)."""
+LOSSES_RUNTIME = source(losses)
+"""The cross-entropy combine functions (runtime/losses.py); they call REDUCTIONS_RUNTIME's."""
+NORMS_RUNTIME = source(norms)
+"""Layouts, plans and the two-level statistics of normalizations (runtime/norms.py)."""
+GEMM_RUNTIME = source(gemm)
+"""The GEMM launchers' batch collapse, epilogue geometry, plans and grids (runtime/gemm.py)."""
+GEMM_PREP = source(gemm_prep)
+"""Operand preparation (hi / lo parts) for tensor-core GEMMs and its thresholds (runtime/gemm_prep.py)."""
+CP_RUNTIME = source(conv_pool)
+"""The convolution and pooling launchers' attribute, stride and plane helpers (runtime/conv_pool.py)."""
+CP_PLANS = source(pool_plans)
+"""The plane launchers' plan cache (runtime/pool_plans.py); it calls COLLAPSE's and CP_RUNTIME's."""

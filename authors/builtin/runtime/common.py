@@ -83,23 +83,53 @@ def _configs(options):
     return cfgs if torch.cuda.is_available() else cfgs[:1]
 
 
+def _i64(*tensors, n=0):
+    """Whether an element offset may not fit in int32 (kernels then index in int64): the offsets
+    of n elements (an output, a loop), or the farthest element of any tensor given (None skipped;
+    an empty one addresses nothing). Every family's launchers decide by this one rule."""
+    if n >= 2**31:
+        return True
+    for t in tensors:
+        if t is not None and t.numel() > 0 and (t.numel() >= 2**31 or 1 + sum(
+                (s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=True)) >= 2**31):
+            return True
+    return False
+
+
+def _merge_dims(sizes, strides):
+    """Dims of sizes `sizes` with size-1 dims dropped and neighbours merged where every tensor's
+    strides (one sequence per tensor) allow it: a dim merges into the next inner one when its
+    stride is the inner stride times the inner size. Returns new lists (sizes, strides per
+    tensor); the merged dim keeps the inner stride. The one place this rule lives: elementwise
+    plans, reduction layouts and scan views all address operands through it."""
+    keep = [i for i, s in enumerate(sizes) if s != 1]
+    sizes = [sizes[i] for i in keep]
+    strides = [[st[i] for i in keep] for st in strides]
+    i = len(sizes) - 2
+    while i >= 0:
+        if all(st[i] == st[i + 1] * sizes[i + 1] for st in strides):
+            sizes[i + 1] *= sizes[i]
+            del sizes[i]
+            for st in strides:
+                del st[i]
+        i -= 1
+    return sizes, strides
+
+
+def _merge_run(sizes, strides):
+    """(size, stride) of one tensor's dims merged into a single run by _merge_dims' rule ((1, 0)
+    when only size-1 dims are left), or None when their strides do not allow it."""
+    sizes, (st,) = _merge_dims(sizes, [strides])
+    if not sizes:
+        return 1, 0
+    return (sizes[0], st[0]) if len(sizes) == 1 else None
+
+
 def _collapse(shape, tensors, max_rank=4):
     """Broadcast strides of each tensor over `shape`, with size-1 dims dropped and adjacent dims
     merged where every tensor allows it; returns (sizes, strides per tensor), both padded on the
     left to `max_rank`, and the collapsed rank. Tensors needing more dims are materialised."""
-    shape = list(shape)
-    strides = [list(t.expand(shape).stride()) for t in tensors]
-    keep = [i for i, s in enumerate(shape) if s != 1]
-    shape = [shape[i] for i in keep]
-    strides = [[st[i] for i in keep] for st in strides]
-    i = len(shape) - 2
-    while i >= 0:
-        if all(st[i] == st[i + 1] * shape[i + 1] for st in strides):
-            shape[i + 1] *= shape[i]
-            del shape[i]
-            for st in strides:
-                del st[i]
-        i -= 1
+    shape, strides = _merge_dims(shape, [t.expand(shape).stride() for t in tensors])
     if len(shape) > max_rank:
         return None
     pad = max_rank - len(shape)

@@ -1,7 +1,13 @@
-"""Launcher-side helpers shared by the convolution and pooling launchers of a generated file
-(emitted once when used): layer attributes as tuples, strides by coordinate, plane launch plans."""
+"""Launcher-side helpers shared by the convolution and pooling launchers of a generated file:
+layer attributes as tuples, strides by coordinate, offset widths, plane counts.
 
-CP_RUNTIME = '''
+Pasted into a solution with a convolution or pooling launcher (runtime.CP_RUNTIME), after
+runtime/common.py, whose helpers it calls.
+"""
+
+from .common import _merge_run
+
+
 def _cp_tup(v, n):
     """A layer attribute (an int or a 1- or n-tuple) as an n-tuple of ints."""
     if isinstance(v, (tuple, list)):
@@ -24,24 +30,8 @@ def _cp_strides(t, shape, dims):
     ls = [0] * (2 - lead) + st[:lead]
     sizes = [1] * (3 - dims) + list(shape[lead:])
     sp = [0] * (3 - dims) + st[lead:]
-    j, expect = 0, None
-    for size, s in zip(reversed(sizes), reversed(sp)):
-        if size == 1:
-            continue
-        if expect is not None and s != expect:
-            return (*ls, *sp, -1)
-        j = s if expect is None else j
-        expect = s * size
-    return (*ls, *sp, j)
-
-
-def _cp_big(*tensors):
-    """True when some element offset may not fit in int32: index math then runs in int64."""
-    for t in tensors:
-        if t is not None and (t.numel() >= 2**31 or sum((s - 1) * abs(st) for s, st in
-                                                        zip(t.shape, t.stride())) >= 2**31):
-            return True
-    return False
+    run = _merge_run(sizes, sp)
+    return (*ls, *sp, -1 if run is None else run[1])
 
 
 def _cp_planes(shape, dims):
@@ -50,23 +40,3 @@ def _cp_planes(shape, dims):
     n = shape[0] if lead == 2 else 1
     c = shape[lead - 1] if lead >= 1 else 1
     return n, c, _cp_pad3(shape[lead:], dims, 1)
-'''
-
-
-# Launch-plan cache of the plane launchers (window and global pooling). Needs COLLAPSE's _meta_ops.
-CP_PLANS = '''
-def _cp_plan(plans, key, n_args, planner, *consts):
-    """The cached launch plan for `key`: the launcher's n_args plain arguments (layer attributes),
-    then shape, stride(), dtype and device of each operand. A new key is planned once on meta
-    tensors, planner(args, ops, *consts), so a plan depends on metadata and attributes only.
-    The arguments must be hashable: launchers pass list-valued attributes as tuples (hashable_attr)."""
-    plan = plans.get(key)
-    if plan is None:
-        plan = plans[key] = planner(key[:n_args], _meta_ops(key[n_args:]), *consts)
-    return plan
-
-
-def _cp_flat(ts, shape, dims, n):
-    """The first n of each operand's _cp_strides over `shape`, flattened: kernel arguments."""
-    return tuple(s for t in ts for s in _cp_strides(t, shape, dims)[:n])
-'''

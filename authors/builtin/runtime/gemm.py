@@ -1,21 +1,20 @@
-"""Launcher-side helpers shared by every GEMM region of a generated file (emitted once):
-batch-dim collapse, launch plans, grids."""
+"""Launcher-side helpers shared by every GEMM region of a generated file: batch-dim collapse,
+epilogue operand geometry, launch plans, grids.
 
-GEMM_RUNTIME = '''
+Pasted into a solution with a GEMM (runtime.GEMM_RUNTIME), after runtime/common.py, whose helpers
+it calls.
+"""
+
+from .common import _bshape, _cdiv, _merge_dims, _meta_ops
+
+
 def _gemm_batch(shape, sa, sb):
     """Batch dims of both operands as two (size, a stride, b stride) triples: size-1 dims dropped,
     adjacent dims merged where both operands allow it; None when more than two remain."""
-    dims = [[n, x, y] for n, x, y in zip(shape, sa, sb) if n != 1]
-    i = len(dims) - 2
-    while i >= 0:
-        n1, x1, y1 = dims[i + 1]
-        if dims[i][1] == x1 * n1 and dims[i][2] == y1 * n1:
-            dims[i + 1][0] *= dims[i][0]
-            del dims[i]
-        i -= 1
-    if len(dims) > 2:
+    sizes, (xa, xb) = _merge_dims(shape, [sa, sb])
+    if len(sizes) > 2:
         return None
-    return [[1, 0, 0]] * (2 - len(dims)) + dims
+    return [[1, 0, 0]] * (2 - len(sizes)) + [list(d) for d in zip(sizes, xa, xb, strict=True)]
 
 
 def _gemm_plan(a, b, linear, fold=True):
@@ -27,7 +26,7 @@ def _gemm_plan(a, b, linear, fold=True):
         out_shape = gshape = (*a.shape[:-1], b.shape[0])
         a, b = a.reshape(-1, a.shape[-1]), b.t()
     else:
-        lead = _bshape(a.shape[:-2], b.shape[:-2]) if a.dim() > 1 and b.dim() > 1 else \\
+        lead = _bshape(a.shape[:-2], b.shape[:-2]) if a.dim() > 1 and b.dim() > 1 else \
             (a.shape[:-2] if b.dim() == 1 else b.shape[:-2])
         out_shape = (*lead, *a.shape[-2:-1], *(b.shape[-1:] if b.dim() > 1 else ()))
         gshape = (*lead, a.shape[-2] if a.dim() > 1 else 1, b.shape[-1] if b.dim() > 1 else 1)
@@ -52,25 +51,14 @@ def _gemm_ext(t, out_shape, gshape):
     the output's leading dims (of its GEMM view `gshape`) collapsed to <= 3, the column stride is
     the last dim's. Returns (tensor, [R1, R2, r0, r1, r2, c], number of row dims used)."""
     st = t.expand(out_shape).view(gshape).stride()
-    rows = [[n, s] for n, s in zip(gshape[:-1], st[:-1]) if n != 1]
-    i = len(rows) - 2
-    while i >= 0:
-        if rows[i][1] == rows[i + 1][1] * rows[i + 1][0]:
-            rows[i + 1][0] *= rows[i][0]
-            del rows[i]
-        i -= 1
+    sizes, (strides,) = _merge_dims(gshape[:-1], [st[:-1]])
+    rows = [[n, s] for n, s in zip(sizes, strides, strict=True)]
     while rows and rows[0][1] == 0:
         del rows[0]  # outermost broadcast dims add nothing (the kernel wraps the next one)
     if len(rows) > 3:
         return _gemm_ext(t.expand(out_shape).contiguous(), out_shape, gshape)
     pad = [[1, 0]] * (3 - len(rows)) + rows
     return t, [pad[1][0], pad[2][0], pad[0][1], pad[1][1], pad[2][1], st[-1]], len(rows)
-
-
-def _gemm_big(*tensors):
-    """True when an element offset of some operand may not fit in int32."""
-    return any(t.numel() >= 2**31 or sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride())) >= 2**31
-               for t in tensors)
 
 
 class _GemmPlan:
@@ -82,7 +70,7 @@ class _GemmPlan:
         # Sizes and strides of the GEMM views of a and b (_gemm_plan), None where the view is the
         # operand as it is: a call takes them with as_strided (these views keep the storage offset).
         self.views = [None if (v.shape, v.stride()) == (t.shape, t.stride()) else (v.shape, v.stride())
-                      for t, v in zip(ops, views)]
+                      for t, v in zip(ops, views, strict=True)]
         self.eg = []  # each epilogue operand's geometry (_gemm_ext)
         self.gemv = self.swap = False  # the CUDA-core kernel; on C^T = B^T A^T
         self.prep, self.row_scaled = 0, False  # operand preparation mode; fp16 scales per row
@@ -110,4 +98,3 @@ def _gemm_grid(n, M, N):
     """Grid of a tiled GEMM kernel: n (batches, or K chunks x batches) x the tiles of M x N. A
     function, so that a plan's grid keeps the sizes it was built with."""
     return lambda meta: (n * _cdiv(M, meta['BLOCK_M']) * _cdiv(N, meta['BLOCK_N']),)
-'''

@@ -1,4 +1,4 @@
-"""Operand preparation for tensor-core GEMMs (generated code, shared by every GEMM region).
+"""Operand preparation for tensor-core GEMMs, shared by every GEMM region of a generated file.
 
 Before a large GEMM the launcher copies each operand once with K contiguous and zero-padded to a
 multiple of 32, and under strict fp32 splits it into `hi` and `lo` parts on the way
@@ -62,23 +62,27 @@ with fp16 parts a chunk whose largest magnitude is 2^111 (~2.6e33) or more overf
 after scaling (the scale exponent is clamped to keep scales normal fp32 numbers). Triton's
 in-kernel tf32x3 zeroes NaNs of the small products instead, at a cost per K step; neither case
 occurs on finite inputs of ordinary range, which is all the suite and the evaluator feed.
+
+Pasted into a solution whose GEMMs prepare operands (runtime.GEMM_PREP), after runtime/common.py,
+whose helpers it calls. The generator reads the thresholds below under their pasted names.
 """
 
-from __future__ import annotations
+import torch
+import triton
+import triton.language as tl
 
-PREP_MIN = 256
+from .common import _cdiv
+
+_GEMM_PREP_MIN = 256
 """min(M, N) from which the launcher prepares both operands (break-even measured near ~110), and
 max(M, N) from which it prepares the small side's operand alone."""
 
-PREP_ALIGN = 32
+_GEMM_PREP_ALIGN = 32
 """K is padded to a multiple of this (>= every BLOCK_K): aligned rows, no partial K step."""
 
-SCALE_K = 64
+_GEMM_SCALE_K = 64
 """fp16 parts: K-chunk of one power-of-two scale per row (= the prep tile's width and the BLOCK_K of
 every fp16 configuration; K is padded to a multiple of it)."""
-
-GEMM_PREP = f'''
-_GEMM_PREP_MIN = {PREP_MIN}
 
 
 @triton.jit
@@ -148,7 +152,7 @@ def _gemm_prep_kernel(x_ptr, hi_ptr, lo_ptr, s_ptr, m_ptr, R, C, CP, B1, RT, s0,
         tl.store(hi_ptr + o, x, mask=m)
 
 
-def _gemm_prep_plan(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}, msb=0, msr=0):
+def _gemm_prep_plan(x, nb, b1, s0, s1, k_last, split, chunk=_GEMM_SCALE_K, msb=0, msr=0):
     """The part of _gemm_prep that depends on x's sizes and strides only, which a GEMM launch plan
     keeps: (KP, (shape of the parts, whether they are fp16, whether lo is a buffer of its own, shape
     of the scales or None, the kernel's grid, its size and stride arguments, its keywords))."""
@@ -157,8 +161,8 @@ def _gemm_prep_plan(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}, msb=0, ms
     else:
         R, K, sr, sc = x.shape[-1], x.shape[-2], x.stride(-1), x.stride(-2)
     f16 = split >= 2
-    bc = chunk if f16 else {SCALE_K}
-    align = chunk if f16 else {PREP_ALIGN}
+    bc = chunk if f16 else _GEMM_SCALE_K
+    align = chunk if f16 else _GEMM_PREP_ALIGN
     kp = _cdiv(K, align) * align
     rt = _cdiv(R, 64)
     return kp, ((nb, R, kp), f16, bool(split),
@@ -178,7 +182,7 @@ def _gemm_prep_run(x, plan, bound=None):
     return hi, lo, scales
 
 
-def _gemm_prep(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}, bound=None, msb=0, msr=0):
+def _gemm_prep(x, nb, b1, s0, s1, k_last, split, chunk=_GEMM_SCALE_K, bound=None, msb=0, msr=0):
     """One GEMM operand ([.., R, K] if k_last else [.., K, R]; nb = batches, b1 = inner batch size,
     s0 / s1 = batch strides) -> (hi, lo, KP, scales): contiguous [nb, R, KP] with K last, zero-padded
     to KP. split 0: a plain copy in hi and lo = hi; 1: TF32 hi and lo parts; 2: fp16 hi and lo parts
@@ -188,4 +192,3 @@ def _gemm_prep(x, nb, b1, s0, s1, k_last, split, chunk={SCALE_K}, bound=None, ms
     kp, plan = _gemm_prep_plan(x, nb, b1, s0, s1, k_last, split, chunk, msb, msr)
     hi, lo, scales = _gemm_prep_run(x, plan, bound)
     return hi, lo, kp, scales
-'''

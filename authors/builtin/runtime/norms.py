@@ -1,7 +1,17 @@
-"""Helpers shared by every generated normalization (emitted once per file): layouts of the
-normalized dims, config pruning, launch plans, and the two-level statistics' combine kernel."""
+"""Helpers shared by every generated normalization: layouts of the normalized dims, config
+pruning, launch plans, and the two-level statistics' combine kernel.
 
-RUNTIME = '''
+Pasted whole into a solution with a norm (runtime.NORMS_RUNTIME), after runtime/common.py, whose
+helpers it calls.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+from .common import _cdiv, _launch, _merge_run, _npow2
+
+
 def _nrm_cstrides(shape):
     out, acc = [], 1
     for s in reversed(shape):
@@ -12,15 +22,7 @@ def _nrm_cstrides(shape):
 
 def _nrm_merge_dims(shape, strides, dims):
     """(size, stride) of `dims` merged into one dim, or None when their strides do not merge."""
-    dims = [d for d in dims if shape[d] != 1]
-    if not dims:
-        return 1, 0
-    size, stride = shape[dims[-1]], strides[dims[-1]]
-    for d in reversed(dims[:-1]):
-        if strides[d] != stride * size:
-            return None
-        size *= shape[d]
-    return size, stride
+    return _merge_run([shape[d] for d in dims], [strides[d] for d in dims])
 
 
 def _nrm_layout(shape, xs, d0, d1):
@@ -45,15 +47,6 @@ def _nrm_layout(shape, xs, d0, d1):
             continue
         return ox[0], rx[0], ix[0], (ox[1], rx[1], ix[1]), (oy[1], ry[1], iy[1])
     return None
-
-
-def _nrm_need64(*tensors):
-    """int64 offsets when any element offset can reach 2**31."""
-    for t in tensors:
-        if t is not None and t.numel() > 0 and (t.numel() >= 2**31 or sum(
-                (s - 1) * abs(st) for s, st in zip(t.shape, t.stride())) >= 2**31):
-            return True
-    return False
 
 
 def _nrm_prune(configs, named_args, **kw):
@@ -150,7 +143,7 @@ def _nrm_apply_plan(n_rows, L, tile=4096):
     return min(_npow2(n_rows), max(1, tile // bl)), bl
 
 
-def _nrm_col_plan(R, I):
+def _nrm_col_plan(R, I):  # noqa: E741 (R x I, the names of _nrm_layout)
     # Rationale: the whole reduced extent in registers (<= 8192 fp32 per program) reads x once;
     # >= 8 contiguous positions per reduced index keep each load a full 32-byte sector. Longer
     # reductions loop twice over [64 x 64] tiles; the second read mostly hits L2.
@@ -209,7 +202,7 @@ def _nrm_finalize(part, stats, rm, rv, nbt, C, n_chunks, eps, momentum, MODE: tl
     tl.store(stats + cc, shift, mask=cm)
     tl.store(stats + C + cc, scale, mask=cm)
     if RUNNING:
-        if CUMULATIVE:
+        if CUMULATIVE:  # noqa: SIM108 (unchanged text keeps Triton's cache key)
             f = 1.0 / tl.load(nbt).to(tl.float32)
         else:
             f = momentum
@@ -217,4 +210,3 @@ def _nrm_finalize(part, stats, rm, rv, nbt, C, n_chunks, eps, momentum, MODE: tl
         tl.store(rm + cc, (1.0 - f) * old_m + f * mean, mask=cm)
         old_v = tl.load(rv + cc, mask=cm, other=0.0)
         tl.store(rv + cc, (1.0 - f) * old_v + f * (m2 / tl.maximum(n - 1.0, 1.0)), mask=cm)
-'''

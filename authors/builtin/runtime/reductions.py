@@ -1,31 +1,29 @@
-"""Source of the helpers every generated reduction / softmax / loss file shares (emitted once).
+"""Helpers every generated reduction / softmax / loss file shares.
 
 Launcher side: `_red_layout` views the reduced space of any (broadcast, strided) operands as
 O x K x I -- output index `o * I + i`, reduced index `k` -- with each of O, K, I at most two
 collapsed dims per operand, so kernels address views and broadcasts without copies;
-`_red_i64` feeds the launchers' choices. Kernel side: `_red_off` (offset of a two-dim
+common.py's `_i64` decides their offset width. Kernel side: `_red_off` (offset of a two-dim
 group) and the associative combine functions of the reducers, used both across the lanes of a
 tile (`tl.reduce`) and across the partials of a split reduction.
+
+Pasted whole into a solution with a reduction, softmax or loss (runtime.REDUCTIONS_RUNTIME),
+after runtime/common.py, whose helpers it calls.
 """
 
-RUNTIME = '''
+import triton
+import triton.language as tl
+
+from .common import _merge_dims
+
+
 def _red_groups(shape, groups, strides):
-    """Collapse each group of logical dims (size-1 dims dropped, neighbours merged where every
-    tensor's strides allow) to at most two dims. Returns [(total, inner size, two dims?)] per
-    group and, per tensor, [outer stride, inner stride] per group; None if a group needs more."""
+    """Collapse each group of logical dims (common.py's _merge_dims) to at most two dims.
+    Returns [(total, inner size, two dims?)] per group and, per tensor, [outer stride, inner
+    stride] per group; None if a group needs more."""
     sizes, out = [], [[] for _ in strides]
     for g in groups:
-        dims = [d for d in g if shape[d] != 1]
-        sz = [shape[d] for d in dims]
-        st = [[s[d] for d in dims] for s in strides]
-        j = len(sz) - 2
-        while j >= 0:
-            if all(s[j] == s[j + 1] * sz[j + 1] for s in st):
-                sz[j + 1] *= sz[j]
-                del sz[j]
-                for s in st:
-                    del s[j]
-            j -= 1
+        sz, st = _merge_dims([shape[d] for d in g], [[s[d] for d in g] for s in strides])
         if len(sz) > 2:
             return None
         total = 1
@@ -79,20 +77,11 @@ def _red_align(*strides):
     return a
 
 
-def _red_i64(shape, tensors):
-    """Whether element offsets can exceed int32 (then kernels index in int64)."""
-    n = 1
-    for s in shape:
-        n *= s
-    span = max([sum(abs(st) * (sz - 1) for sz, st in zip(t.shape, t.stride())) for t in tensors] + [0])
-    return max(n, span + 1) >= 2**31
-
-
 @triton.jit
 def _red_off(idx, D1, s0, s1, TWO: tl.constexpr):
     """Element offset of index `idx` in a group of one dim (stride s1) or two dims (inner size
     D1, strides s0, s1)."""
-    if TWO:
+    if TWO:  # noqa: SIM108 (unchanged text keeps Triton's cache keys of its callers)
         off = (idx // D1) * s0 + (idx % D1) * s1
     else:
         off = idx * s1
@@ -165,4 +154,3 @@ def _red_welford(n1, mean1, q1, n2, mean2, q2):
     w = tl.where(n == 0, 0.0, n2 / tl.where(n == 0, 1.0, n))
     d = mean2 - mean1
     return n, mean1 + d * w, q1 + q2 + d * d * n1 * w
-'''

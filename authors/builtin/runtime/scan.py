@@ -8,26 +8,13 @@ whose helpers it calls."""
 
 import math
 
-from .common import _cdiv, _npow2, _sms
-
-
-def _scan_group(shape, stride):
-    """(size, innermost stride) of dims merged into one, or None when their strides do not allow it."""
-    dims = [(s, st) for s, st in zip(shape, stride, strict=True) if s != 1]
-    if not dims:
-        return 1, 0
-    size, inner = dims[-1]
-    for s, st in reversed(dims[:-1]):
-        if st != inner * size:
-            return None
-        size *= s
-    return size, inner
+from .common import _cdiv, _i64, _merge_run, _npow2, _sms
 
 
 def _scan_geometry(t, dim):
     """Strides of `t` viewed as (outer, scanned, inner), or None when the dims do not merge."""
-    o = _scan_group(t.shape[:dim], t.stride()[:dim])
-    i = _scan_group(t.shape[dim + 1:], t.stride()[dim + 1:])
+    o = _merge_run(t.shape[:dim], t.stride()[:dim])
+    i = _merge_run(t.shape[dim + 1:], t.stride()[dim + 1:])
     if o is None or i is None:
         return None
     return o[1], t.stride(dim), i[1]
@@ -38,10 +25,6 @@ def _scan_lanes(meta, ip2, np2):
     NP2 (the scanned length rounded up) of them along the scan."""
     steps = min(max(meta['TILE'] // min(meta['LANES'], ip2), 1), np2)
     return min(max(meta['TILE'] // steps, 1), ip2)
-
-
-def _scan_span(t):
-    return 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=True))
 
 
 def _scan_plan(shape, dim, gx, gy, dev, split, tensors):
@@ -73,7 +56,7 @@ def _scan_plan(shape, dim, gx, gy, dev, split, tensors):
         chunks = _cdiv(N, ch)
     if chunks <= 1:
         chunks, ch = 1, N
-    i64 = O * N * I >= 2**31 or any(_scan_span(t) >= 2**31 for t in tensors)
+    i64 = _i64(*tensors, n=O * N * I)
     strides = (sxo, sxn, sxi, syo, syn, syi, fo, fn, fi)
     # Row kernel: the largest VEC dividing every line start and chunk bound (16-byte vectors).
     starts = [N, ch, sxo, syo, fo] + ([sxi, syi, fi] if I > 1 else [])

@@ -59,8 +59,7 @@ from ..families.reductions.templates import (
 from ..families.scan.codegen import COMBINES, emit_scan
 from ..families.scan.match import scan_dim, scan_region_ok
 from ..frontend.ir import Op, Program, Region, Value
-from ..runtime import COLLAPSE
-from ..runtime.conv_pool import CP_PLANS, CP_RUNTIME
+from ..runtime import COLLAPSE, CP_PLANS, CP_RUNTIME
 from .base import EmitContext, Emitted, Template
 from .launch import autotune
 

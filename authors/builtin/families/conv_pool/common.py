@@ -18,8 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...frontend.ir import Op, Region, Value
-from ...runtime import COLLAPSE
-from ...runtime.conv_pool import CP_RUNTIME
+from ...runtime import COLLAPSE, CP_RUNTIME
 from ..pointwise.codegen import chain_statements, external_inputs
 
 _LOW = {"torch.float16", "torch.bfloat16"}
@@ -160,7 +159,7 @@ def plane_io_lines(pro: Any, epi: Any, src_names: list[str], epi_names: list[str
         lines, src_args = ["    sx = _cp_strides(a0, shape, dims)"], f"a0, *{strides}"
     if epi:
         lines += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
-    lines.append(f"    i64 = _cp_big({', '.join(['out', *src_names, *epi_names])})")
+    lines.append(f"    i64 = _i64({', '.join(['out', *src_names, *epi_names])})")
     return lines, src_args
 
 

@@ -35,7 +35,7 @@ insertion, no scatter, no atomics.
 from __future__ import annotations
 
 from ...frontend.ir import Region
-from ...runtime.gemm_prep import GEMM_PREP
+from ...runtime import GEMM_PREP
 from ...templates.base import EmitContext, Emitted, Template
 from ...templates.launch import autotune
 from .common import (
@@ -181,7 +181,7 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
         launcher += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
         split = "e_split"
     xs = "xh, xl, xsc" if f16 else "x, x, x"
-    launcher += [f"    i64 = _cp_big({', '.join(['out', 'xh' if f16 else 'x', *epi_names])})",
+    launcher += [f"    i64 = _i64({', '.join(['out', 'xh' if f16 else 'x', *epi_names])})",
                  "    grid = lambda meta: (_cdiv(M, meta['BLOCK_M']) * "
                  "_cdiv(cog, meta['BLOCK_N']), grid_g)",
                  f"    {kname}[grid](out, {xs}, wt, wtl, {'wsc' if f16 else 'wt'}, wt if b is None else b, "

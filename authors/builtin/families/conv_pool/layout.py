@@ -147,7 +147,7 @@ def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep
         split = "e_split"
     launcher += ["    sy = _cp_strides(y, y.shape, dims)",
                  "    so = _cp_strides(out, out.shape, dims)",
-                 f"    i64 = _cp_big({', '.join(['y', 'out', *epi_names])})",
+                 f"    i64 = _i64({', '.join(['y', 'out', *epi_names])})",
                  "    grid = lambda meta: (n_ * _cdiv(c_, meta['BLOCK_C']) * _cdiv(L, meta['BLOCK_L']),)",
                  f"    {kname}[grid](out, y, y if b is None else b, {'*e_args, ' if epi else ''}"
                  "c_, L, H, W, sy[0], sy[1], sy[5], so[0], so[1], so[5], "

@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...frontend.ir import Op, Region
-from ...runtime import COLLAPSE
-from ...runtime.gemm import GEMM_RUNTIME
-from ...runtime.gemm_prep import GEMM_PREP, SCALE_K
+from ...runtime import COLLAPSE, GEMM_PREP, GEMM_RUNTIME
+from ...runtime.gemm_prep import _GEMM_SCALE_K as SCALE_K
 from ...templates.base import EmitContext, Emitted, Template
 from ...templates.launch import plan_key
 from .kernels import GemmChain, KernelOpts, kernel_source, reduce_source
@@ -157,7 +156,7 @@ class GemmTemplate(Template):
         x3, twins = opts.precision == "tf32x3", "main_prep" in names
         s_bias = "bias.stride(0)" if opts.has_bias else "0"
         kw = "dict(e_kw, " if ext else "dict("
-        big = "_gemm_big(a, b, c, *e_ops)" if ext else "_gemm_big(a, b, c)"
+        big = "_i64(a, b, c, *e_ops)" if ext else "_i64(a, b, c)"
         gemm = f"_gemm_plan(a, b, {op.kind == 'linear'}, {self.fold})"
         body = [f"{', '.join(ops)} = ops",
                 f"a, b, M, N, K, d0, d1, out_shape, gshape = {gemm}",
@@ -199,7 +198,7 @@ class GemmTemplate(Template):
                 "    split = _cdiv(K, chunk)",
                 "if split >= 2:",
                 "    total = c.numel()",
-                '    big = i64 or _gemm_big(torch.empty((split, total), device="meta"))',
+                '    big = i64 or _i64(torch.empty((split, total), device="meta"))',
                 "    p.split = split",
                 *self._plan_grid("split * nb", part_twins, "    "),
                 *self._plan_args(", 0, chunk", "prep == 3" if part_twins else None, "    "),

@@ -14,10 +14,9 @@ from __future__ import annotations
 import torch
 
 from ...frontend.ir import Region, Value
-from ...runtime import COLLAPSE
-from ...runtime.norms import RUNTIME as NORMS_RUNTIME
+from ...runtime import COLLAPSE, NORMS_RUNTIME
 from ...templates.base import EmitContext, Emitted
-from ...templates.launch import TUNE_CACHE, plan_lookup
+from ...templates.launch import plan_lookup
 from ..pointwise.codegen import ChainCode
 from . import kernels as S
 from .match import NormSpec
@@ -30,7 +29,7 @@ rows (<= 132 x 64 KB) take ~1 us in one pass, less than the two extra launches o
 
 class Chains:
     """The region's fused prologue (computes x) and epilogue (applied to the normalized value)
-    as ChainCode, spliced into kernel sources and launchers."""
+    as ChainCode, spliced into the kernels (kernels.render) and launchers."""
 
     def __init__(self, region: Region):
         self.pro = ChainCode(region.prologue, Value("__nrm_no_anchor__"), "p") if region.prologue else None
@@ -43,38 +42,25 @@ class Chains:
     def _codes(self, with_epi: bool) -> list[ChainCode]:
         return [c for c in (self.pro, self.epi if with_epi else None) if c is not None]
 
-    def fill(self, src: str, name: str, configs: list, with_epi: bool = True) -> str:
+    def render(self, kernel: S.NormKernel, name: str, with_epi: bool = True) -> str:
+        """`kernel` with the region's chains spliced in (kernels.render)."""
         plain, const = [], []
         for c in self._codes(with_epi):
             params = c.kernel_params()
             plain += [p for p in params if "constexpr" not in p]
             const += [p for p in params if "constexpr" in p]
-        src = (src.replace("@NAME@", name).replace("@CONFIGS@", repr(configs)).replace("@TUNE@", TUNE_CACHE)
-               .replace("@PLAIN@", "".join(", " + p for p in plain))
-               .replace("@CONST@", "".join(", " + p for p in const)))
-        out = []
-        for line in src.strip("\n").split("\n"):
-            marker, indent = line.strip(), line[: len(line) - len(line.lstrip())]
-            if marker.startswith(("#X# ", "#P# ")):
-                if (marker[1] == "P") == (self.pro is not None):
-                    out.append(indent + marker[4:])
-            elif marker == "#LOAD#":
-                out += [indent + ln for ln in self._load()]
-            elif marker == "#EPI#":
-                out += [indent + ln for ln in self._epilogue()]
-            else:
-                out.append(line)
-        return "\n".join(out)
+        return S.render(kernel, name, self._load(), self._epilogue() if with_epi else None,
+                        tuple(plain), tuple(const))
 
-    def _load(self) -> list[str]:
+    def _load(self) -> list[str] | None:
         if self.pro is None:
-            return ["v = tl.load(x + xoff, mask=mask, other=0.0)"]
+            return None
         body, var = self.pro.kernel_body("0.0", "lin", "mask")
         return [*body, f"v = {var}"]
 
-    def _epilogue(self) -> list[str]:
+    def _epilogue(self) -> list[str] | None:
         if self.epi is None:
-            return ["res = out"]
+            return None
         body, var = self.epi.kernel_body("out", "lin", "mask")
         return [*body, f"res = {var}"]
 
@@ -96,21 +82,17 @@ class Chains:
         return lines
 
 
-_KERNELS = {"row": (S.ROW_KERNEL, S.ROW_CONFIGS, True), "col": (S.COL_KERNEL, S.LOOP_CONFIGS, True),
-            "stats": (S.STATS_KERNEL, S.LOOP_CONFIGS, False), "apply": (S.APPLY_KERNEL, S.TILE_CONFIGS, True)}
-
-
 def _kernels(ctx: EmitContext, ch: Chains, which: list[str], em: Emitted) -> dict[str, str]:
     """Kernel names; chain-free kernels are shared by all norms of the file (compiled once)."""
     names = {}
     for k in which:
-        src, configs, with_epi = _KERNELS[k]
-        if ch.pro is None and (ch.epi is None or not with_epi):
+        kernel = S.KERNELS[k]
+        if ch.pro is None and (ch.epi is None or not kernel.epilogue):
             names[k] = f"_nrm_{k}_kernel"
-            ctx.share(names[k], ch.fill(src, names[k], configs, with_epi))
+            ctx.share(names[k], ch.render(kernel, names[k], kernel.epilogue))
         else:
             names[k] = ctx.name(f"nrm_{k}_kernel")
-            em.kernels.append(ch.fill(src, names[k], configs, with_epi))
+            em.kernels.append(ch.render(kernel, names[k], kernel.epilogue))
     return names
 
 
@@ -180,7 +162,7 @@ class _Launcher:
             # x is never loaded (the prologue's operands are): y stands in for its pointer, and
             # the layout is the logical one.
             head.append("x = y")
-        head.append(f"i64 = _nrm_need64(x, y, *p_args[:{len(self.pro)}], *e_args[:{len(self.epi)}])")
+        head.append(f"i64 = _i64(x, y, *p_args[:{len(self.pro)}], *e_args[:{len(self.epi)}])")
         # The kernels read weight and bias as flat arrays.
         head += [f"{p} = {p} if {p}.is_contiguous() else {p}.reshape(-1)" for p in self.affine]
         pt = f"tuple(p_args[{len(self.pro)}:])" if ch.pro else "()"

@@ -1,6 +1,5 @@
-"""Generated-code sources for the normalization templates (fused-layer-rms-norm,
-two-level-norm-statistics): Triton kernels as text with markers (the launcher helpers they share
-are runtime/norms.py).
+"""The normalization kernels (fused-layer-rms-norm, two-level-norm-statistics) and their one
+renderer; the launcher helpers they share are runtime/norms.py.
 
 Every norm here is "statistics over a group of elements, then an elementwise apply":
 - ROW: one program holds ROWS whole rows in registers (layer / RMS / L2 norm over trailing dims,
@@ -11,12 +10,25 @@ Every norm here is "statistics over a group of elements, then an elementwise app
   programs so every SM streams, a tiny combine (also updating BatchNorm running statistics), and
   one elementwise pass. Used for batch norm, large groups, and few long rows.
 
-Markers filled by families/norms/emit: @NAME@, @CONFIGS@, @TUNE@ (templates/launch.py's TUNE_CACHE), @PLAIN@ /
-@CONST@ (fused chain parameters); lines `#LOAD#` (defines `v`, the normalized input, from `xoff`
-or a fused prologue at `lin`) and `#EPI#` (defines `res` from `out`, applying a fused epilogue at
-`lin`); line prefixes `#X#` (kept when x is loaded directly) and `#P#` (kept with a prologue), so
-no dead index math is emitted.
+Each kernel below is real Triton and is, verbatim, what a norm without fused chains launches.
+`render` derives a region's variant from it: its fused prologue replaces the direct load
+`v = tl.load(x + xoff, mask=mask, other=0.0)` (it reads the input at the output's linear index
+`lin`), its fused epilogue replaces `res = out`, the chains' parameters join the signature, and
+assignments nothing reads any more (x's offsets under a prologue, `lin` without one) are dropped.
 """
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from dataclasses import dataclass
+
+import triton
+import triton.language as tl
+
+from ...runtime.norms import _nrm_merge
+from ...templates.launch import TUNE_CACHE
 
 # Modes shared by kernels and launchers: what the statistics are and how they scale x.
 LAYER, RMS, L2, L1 = 0, 1, 2, 3
@@ -31,13 +43,11 @@ ROW_CONFIGS = [({"ROWS": 16}, 8, 1), ({"ROWS": 1}, 4, 1), ({"ROWS": 1}, 8, 1), (
 TILE_CONFIGS = [({}, 8, 1), ({}, 4, 1), ({}, 16, 1)]
 LOOP_CONFIGS = TILE_CONFIGS + [({}, 8, 2)]  # kernels with a loop: try pipelining its loads
 
-ROW_KERNEL = '''
-@triton.autotune(configs=_configs(@CONFIGS@), key=['R', 'n_rows', 'BLOCK'],
-                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
+
 @triton.jit
-def @NAME@(x, y, w, b, n_rows, R, sx, eps, G, CPG, HW@PLAIN@, MODE: tl.constexpr, AFF: tl.constexpr,
+def _nrm_row_kernel(x, y, w, b, n_rows, R, sx, eps, G, CPG, HW, MODE: tl.constexpr, AFF: tl.constexpr,
            HAS_W: tl.constexpr, HAS_B: tl.constexpr, I64: tl.constexpr, BLOCK: tl.constexpr,
-           ROWS: tl.constexpr@CONST@):
+           ROWS: tl.constexpr):
     """ROWS whole rows per program, held in registers: one read and one write of x; the variance
     is two-pass over registers (mean, then squared deviations), exact for offset data."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
@@ -48,8 +58,8 @@ def @NAME@(x, y, w, b, n_rows, R, sx, eps, G, CPG, HW@PLAIN@, MODE: tl.constexpr
     rmask = rows < n_rows
     mask = rmask[:, None] & cmask[None, :]
     lin = rows[:, None] * R + cols[None, :]
-    #X# xoff = rows[:, None] * sx + cols[None, :]
-    #LOAD#
+    xoff = rows[:, None] * sx + cols[None, :]
+    v = tl.load(x + xoff, mask=mask, other=0.0)
     v = tl.where(mask, v.to(tl.float32), 0.0)
     if MODE == 0:
         mean = tl.sum(v, axis=1) / R
@@ -72,17 +82,14 @@ def @NAME@(x, y, w, b, n_rows, R, sx, eps, G, CPG, HW@PLAIN@, MODE: tl.constexpr
             out = out * tl.load(w + ch, mask=mask, other=0.0).to(tl.float32)
         if HAS_B:
             out = out + tl.load(b + ch, mask=mask, other=0.0).to(tl.float32)
-    #EPI#
+    res = out
     tl.store(y + lin, res, mask=mask)
-'''
 
-COL_KERNEL = '''
-@triton.autotune(configs=_configs(@CONFIGS@), key=['O', 'R', 'I', 'BLOCK_R', 'BLOCK_I'],
-                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
+
 @triton.jit
-def @NAME@(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps@PLAIN@, MODE: tl.constexpr,
+def _nrm_col_kernel(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps, MODE: tl.constexpr,  # noqa: E741
            HAS_W: tl.constexpr, HAS_B: tl.constexpr, I64: tl.constexpr, ONE_PASS: tl.constexpr,
-           BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr@CONST@):
+           BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr):
     """Normalizes along a strided dim R at BLOCK_I positions of the contiguous dim I of one outer
     index: the tile [BLOCK_R, BLOCK_I] reads contiguous segments along I."""
     pid = tl.program_id(0)
@@ -93,7 +100,7 @@ def @NAME@(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps@PLAIN@, MODE: 
         o = o.to(tl.int64)
         ii = ii.to(tl.int64)
     imask = ii < I
-    #X# xb = o * sxo + ii[None, :] * sxi
+    xb = o * sxo + ii[None, :] * sxi
     yb = o * syo + ii[None, :] * syi
     r0 = tl.arange(0, BLOCK_R)
     mean = tl.zeros([BLOCK_I], dtype=tl.float32)
@@ -102,8 +109,8 @@ def @NAME@(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps@PLAIN@, MODE: 
         rmask = rr < R
         mask = rmask[:, None] & imask[None, :]
         lin = yb + rr[:, None] * syr
-        #X# xoff = xb + rr[:, None] * sxr
-        #LOAD#
+        xoff = xb + rr[:, None] * sxr
+        v = tl.load(x + xoff, mask=mask, other=0.0)
         v = tl.where(mask, v.to(tl.float32), 0.0)
         if MODE == 0:
             mean = tl.sum(v, axis=0) / R
@@ -120,7 +127,7 @@ def @NAME@(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps@PLAIN@, MODE: 
             out = out * tl.load(w + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
         if HAS_B:
             out = out + tl.load(b + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
-        #EPI#
+        res = out
         tl.store(y + lin, res, mask=mask)
     else:
         cnt = tl.zeros([BLOCK_R, BLOCK_I], dtype=tl.float32)
@@ -130,8 +137,8 @@ def @NAME@(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps@PLAIN@, MODE: 
             rr = r_start + r0
             mask = (rr < R)[:, None] & imask[None, :]
             lin = yb + rr[:, None] * syr
-            #X# xoff = xb + rr[:, None] * sxr
-            #LOAD#
+            xoff = xb + rr[:, None] * sxr
+            v = tl.load(x + xoff, mask=mask, other=0.0)
             v = tl.where(mask, v.to(tl.float32), 0.0)
             if MODE == 0:
                 cnt += mask.to(tl.float32)
@@ -156,23 +163,20 @@ def @NAME@(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps@PLAIN@, MODE: 
             rmask = rr < R
             mask = rmask[:, None] & imask[None, :]
             lin = yb + rr[:, None] * syr
-            #X# xoff = xb + rr[:, None] * sxr
-            #LOAD#
+            xoff = xb + rr[:, None] * sxr
+            v = tl.load(x + xoff, mask=mask, other=0.0)
             out = (v.to(tl.float32) - mean[None, :]) * scale[None, :]
             if HAS_W:
                 out = out * tl.load(w + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
             if HAS_B:
                 out = out + tl.load(b + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
-            #EPI#
+            res = out
             tl.store(y + lin, res, mask=mask)
-'''
 
-STATS_KERNEL = '''
-@triton.autotune(configs=_configs(@CONFIGS@), key=['A', 'C', 'B', 'A_PER', 'B_PER'],
-                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
+
 @triton.jit
-def @NAME@(x, part, A, C, B, sa, sc, sb, A_PER, B_PER, n_bc, n_chunks@PLAIN@, ABS: tl.constexpr,
-           I64: tl.constexpr, BLOCK_A: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_B: tl.constexpr@CONST@):
+def _nrm_stats_kernel(x, part, A, C, B, sa, sc, sb, A_PER, B_PER, n_bc, n_chunks, ABS: tl.constexpr,
+           I64: tl.constexpr, BLOCK_A: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_B: tl.constexpr):
     """Level 1: per-lane Welford over one chunk (A_PER x B_PER) of BLOCK_C groups, merged into a
     (count, mean, M2) partial per group; grid (group blocks, chunks) keeps every SM streaming."""
     pc = tl.program_id(0)
@@ -190,22 +194,22 @@ def @NAME@(x, part, A, C, B, sa, sc, sb, A_PER, B_PER, n_bc, n_chunks@PLAIN@, AB
     cnt = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
     mu = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
     m2 = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
-    #X# c_x = cc[None, :, None] * sc
+    c_x = cc[None, :, None] * sc
     for a_start in range(a_lo, a_hi, BLOCK_A):
         aa = a_start + ar
         if I64:
             aa = aa.to(tl.int64)
         ac_mask = (aa < a_hi)[:, None, None] & cm
-        #X# ac_x = aa[:, None, None] * sa + c_x
-        #P# ac_lin = (aa[:, None, None] * C + cc[None, :, None]) * B
+        ac_x = aa[:, None, None] * sa + c_x
+        ac_lin = (aa[:, None, None] * C + cc[None, :, None]) * B
         for b_start in range(b_lo, b_hi, BLOCK_B):
             bb = b_start + br
             if I64:
                 bb = bb.to(tl.int64)
             mask = ac_mask & (bb < b_hi)[None, None, :]
-            #P# lin = ac_lin + bb[None, None, :]
-            #X# xoff = ac_x + (bb * sb)[None, None, :]
-            #LOAD#
+            lin = ac_lin + bb[None, None, :]  # noqa: F841 (read by a fused prologue)
+            xoff = ac_x + (bb * sb)[None, None, :]
+            v = tl.load(x + xoff, mask=mask, other=0.0)
             v = tl.where(mask, v.to(tl.float32), 0.0)
             if ABS:
                 v = tl.abs(v)
@@ -221,15 +225,12 @@ def @NAME@(x, part, A, C, B, sa, sc, sb, A_PER, B_PER, n_bc, n_chunks@PLAIN@, AB
     tl.store(part + po, n2, mask=pm)
     tl.store(part + n_chunks * C + po, mu2, mask=pm)
     tl.store(part + 2 * n_chunks * C + po, m22, mask=pm)
-'''
 
-APPLY_KERNEL = '''
-@triton.autotune(configs=_configs(@CONFIGS@), key=['n_rows', 'L', 'BLOCK_R', 'BLOCK_L'],
-                 prune_configs_by={'early_config_prune': _nrm_prune}, @TUNE@)
+
 @triton.jit
-def @NAME@(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps@PLAIN@, SIDX: tl.constexpr,
+def _nrm_apply_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps, SIDX: tl.constexpr,
            AFF: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, FROM_RUNNING: tl.constexpr,
-           I64: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr@CONST@):
+           I64: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
     """Elementwise pass over rows of length L: y = (x - shift[s]) * scale[s] (* w + b), s the
     row's statistics group (row // CPG, or row % C for batch norm); per-row scalars, no division
     per element."""
@@ -244,10 +245,10 @@ def @NAME@(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps@PLAIN
     cmask = cols < L
     mask = rmask[:, None] & cmask[None, :]
     lin = rows[:, None] * L + cols[None, :]
-    #X# xoff = rows[:, None] * sxr + cols[None, :]
-    #LOAD#
+    xoff = rows[:, None] * sxr + cols[None, :]
+    v = tl.load(x + xoff, mask=mask, other=0.0)
     v = v.to(tl.float32)
-    if SIDX == 0:
+    if SIDX == 0:  # noqa: SIM108 (unchanged text keeps Triton's cache key)
         s = rows // CPG
     else:
         s = rows % C
@@ -269,6 +270,76 @@ def @NAME@(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps@PLAIN
             out = out * tl.load(w + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
         if HAS_B:
             out = out + tl.load(b + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
-    #EPI#
+    res = out
     tl.store(y + lin, res, mask=mask)
-'''
+
+
+@dataclass(frozen=True)
+class NormKernel:
+    """A kernel as the generator uses it: the real function, its autotuning configurations and
+    key, and whether a fused epilogue applies in it (the statistics kernel writes no output)."""
+
+    fn: triton.JITFunction
+    configs: list
+    key: list[str]
+    epilogue: bool
+
+
+KERNELS = {"row": NormKernel(_nrm_row_kernel, ROW_CONFIGS, ["R", "n_rows", "BLOCK"], True),
+           "col": NormKernel(_nrm_col_kernel, LOOP_CONFIGS, ["O", "R", "I", "BLOCK_R", "BLOCK_I"], True),
+           "stats": NormKernel(_nrm_stats_kernel, LOOP_CONFIGS, ["A", "C", "B", "A_PER", "B_PER"], False),
+           "apply": NormKernel(_nrm_apply_kernel, TILE_CONFIGS, ["n_rows", "L", "BLOCK_R", "BLOCK_L"], True)}
+
+DIRECT_LOAD = "v = tl.load(x + xoff, mask=mask, other=0.0)"
+NO_EPILOGUE = "res = out"
+_NOQA = re.compile(r"  # noqa: .*$")
+
+
+def render(kernel: NormKernel, name: str, load: list[str] | None = None, epilogue: list[str] | None = None,
+           plain: tuple[str, ...] = (), const: tuple[str, ...] = ()) -> str:
+    """`kernel` as generated source named `name`, under its autotuning decorator: `load` (lines
+    defining `v`) replaces the direct load, `epilogue` (lines defining `res` from `out`) replaces
+    `res = out`, `plain` parameters go before the first constexpr one and `const` ones last. With
+    no chains it is the real function's text under a new name."""
+    lines = inspect.getsource(kernel.fn.fn).split("\n")
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("def "))
+    lines = [_NOQA.sub("", ln) for ln in lines[start:]]
+    tree = ast.parse("\n".join(lines)).body[0]
+    swaps = {DIRECT_LOAD: load, NO_EPILOGUE: epilogue}
+    for stmt in sorted(_statements(tree), key=lambda s: -s.lineno):
+        new = swaps.get(ast.unparse(stmt))
+        if new is not None:
+            indent = lines[stmt.lineno - 1][: stmt.col_offset]
+            lines[stmt.lineno - 1: stmt.end_lineno] = [indent + ln for ln in new]
+    args = tree.args.args
+    first = next(a for a in args if a.annotation is not None)
+    last = args[-1]
+    row = lines[last.end_lineno - 1]
+    lines[last.end_lineno - 1] = row[: last.end_col_offset] + "".join(", " + p for p in const) + \
+        row[last.end_col_offset:]
+    row = lines[first.lineno - 1]
+    lines[first.lineno - 1] = (row[: first.col_offset] + "".join(p + ", " for p in plain)
+                               + row[first.col_offset:])
+    lines[0] = lines[0].replace(f"def {kernel.fn.fn.__name__}(", f"def {name}(", 1)
+    decorator = (f"@triton.autotune(configs=_configs({kernel.configs!r}), key={kernel.key!r},\n"
+                 f"                 prune_configs_by={{'early_config_prune': _nrm_prune}}, {TUNE_CACHE})\n"
+                 "@triton.jit\n")
+    return decorator + "\n".join(_drop_dead(lines)).rstrip("\n")
+
+
+def _statements(tree: ast.AST) -> list[ast.stmt]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, ast.FunctionDef)]
+
+
+def _drop_dead(lines: list[str]) -> list[str]:
+    """`lines` (one function) without the single-name assignments whose name nothing reads,
+    repeated until none is left: offsets only the replaced load used, a `lin` no chain reads."""
+    while True:
+        tree = ast.parse("\n".join(lines)).body[0]
+        read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        dead = [s for s in _statements(tree) if isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id not in read]
+        if not dead:
+            return lines
+        for s in sorted(dead, key=lambda s: -s.lineno):
+            del lines[s.lineno - 1: s.end_lineno]

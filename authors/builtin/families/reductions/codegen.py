@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...frontend.ir import Op, Value
-from ...runtime import COLLAPSE
+from ...runtime import COLLAPSE, REDUCTIONS_RUNTIME
 from ...templates.base import EmitContext, Emitted
 from ...templates.launch import autotune, plan_lookup
 from ..pointwise.codegen import ChainCode, chain_statements
@@ -270,8 +270,7 @@ def out_shape_lines(dims: list[int], keepdim: bool, scalar: bool) -> list[str]:
 
 def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitted:
     ctx.share("collapse", COLLAPSE)
-    from ...runtime.reductions import RUNTIME
-    ctx.share("reductions", RUNTIME)
+    ctx.share("reductions", REDUCTIONS_RUNTIME)
     p = _params(ctx)
     red = spec.reducer
     chain = ChainCode(spec.epilogue, spec.anchor_out, prefix="e") if spec.epilogue else None
@@ -299,7 +298,7 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
     P += ["    if M == 0:",
           "        return (out_shape, 0, (), {}, False, 0, 1, False, []), ops",
           "    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, _ = _red_layout(shape, dims, ops)",
-          "    i64 = _red_i64(shape, ops)",
+          "    i64 = _i64(*ops, n=math.prod(shape))",
           "    big = max(range(len(ops)), key=lambda j: ops[j].numel())",
           "    # Column tiles when the largest operand is contiguous along the kept dims, not the reduced.",
           "    col = I > 1 and st[big][5] == 1 and st[big][3] != 1",

@@ -22,19 +22,6 @@ from .reducers import (
     loss_sum_reducer,
 )
 
-LOSS_RUNTIME = '''
-@triton.jit
-def _red_lse_add(m1, s1, a1, m2, s2, a2):
-    m, s = _red_lse(m1, s1, m2, s2)
-    return m, s, a1 + a2
-
-
-@triton.jit
-def _red_lse_add2(m1, s1, a1, b1, m2, s2, a2, b2):
-    m, s = _red_lse(m1, s1, m2, s2)
-    return m, s, a1 + a2, b1 + b2
-'''
-
 
 def _lse_sum_lanes(st: list[str], out: list[str], a: int) -> list[str]:
     m, s = st[:2]
@@ -221,5 +208,5 @@ def cosine_embedding_spec(region: Region, operands: list) -> RedSpec:
                    scalar=None if red == "none" else red)
 
 
-__all__ = ["LOSS_RUNTIME", "cosine_embedding_ok", "cosine_embedding_spec", "cosine_ok", "cosine_spec",
+__all__ = ["cosine_embedding_ok", "cosine_embedding_spec", "cosine_ok", "cosine_spec",
            "cross_entropy_ok", "cross_entropy_spec", "elementwise_loss_ok", "elementwise_loss_spec"]

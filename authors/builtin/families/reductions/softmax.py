@@ -14,8 +14,7 @@ otherwise (softmax over channels of NCHW data).
 from __future__ import annotations
 
 from ...frontend.ir import Region
-from ...runtime import COLLAPSE
-from ...runtime.reductions import RUNTIME
+from ...runtime import COLLAPSE, REDUCTIONS_RUNTIME
 from ...templates.base import EmitContext, Emitted
 from ...templates.launch import plan_lookup
 from ..pointwise.codegen import ChainCode, external_inputs
@@ -98,7 +97,7 @@ def _softmax_kernel(spec: RedSpec, name: str, col: bool, chain: ChainCode | None
 
 def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log: bool) -> Emitted:
     ctx.share("collapse", COLLAPSE)
-    ctx.share("reductions", RUNTIME)
+    ctx.share("reductions", REDUCTIONS_RUNTIME)
     p = _params(ctx, SOFTMAX_DEFAULTS)
     a = region.anchor
     chain = ChainCode(region.epilogue, a.out, prefix="e") if region.epilogue else None
@@ -128,7 +127,7 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
          f"    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, swapped = _red_layout(shape, [{dim}], ops)",
          "    # Output strides of the (o, k, i) roles: contiguous in the logical order.",
          "    OS = (0, 1, K) if swapped else (K * I, I, 1)",
-         "    M, i64 = O * I, _red_i64(shape, ops)",
+         "    M, i64 = O * I, _i64(*ops, n=math.prod(shape))",
          "    big = max(range(len(ops)), key=lambda j: ops[j].numel())",
          "    col = I > 1 and st[big][5] == 1 and st[big][3] != 1",
          "    KP = _npow2(max(K, 1))",

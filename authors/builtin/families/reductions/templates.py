@@ -8,11 +8,11 @@ import re
 import torch
 
 from ...frontend.ir import Op, Region, Value
+from ...runtime import LOSSES_RUNTIME
 from ...templates.base import EmitContext, Emitted, Template
 from ..pointwise.codegen import external_inputs
 from .codegen import DEFAULTS, RedSpec, emit_reduction
 from .losses import (
-    LOSS_RUNTIME,
     cosine_embedding_ok,
     cosine_embedding_spec,
     cosine_ok,
@@ -158,7 +158,7 @@ class LossTemplate(Template):
         ctx.params = {**self.overrides, **ctx.params}
         em = finish(region, spec, ctx, "loss")
         if a.kind == "cross_entropy":
-            ctx.share("reductions_losses", LOSS_RUNTIME)  # after the runtime it builds on
+            ctx.share("reductions_losses", LOSSES_RUNTIME)  # after the runtime it builds on
         return em
 
 
