@@ -64,6 +64,9 @@ def assemble(program: Program, preamble: str, regions: list[Region], emitted: li
     fwd = f"    def forward({args}):\n" + textwrap.indent("\n".join(body), " " * 8)
     init = textwrap.indent(program.init_source, "    ") if program.init_source else \
         "    def __init__(self):\n        super().__init__()"
+    # After every parameter the reference creates, so seeding still gives identical weights.
+    init += "".join(f"\n        self.register_buffer({name!r}, {expr}, persistent=False)"
+                    for name, expr in program.constants.items())
     parts = [HEADER.format(doc=doc)]
     if preamble.strip():
         parts.append(_strip_duplicate_imports(preamble))

@@ -145,7 +145,13 @@ class _ShapeTracer(MetaTracer):
     """The fallback when plain fx fails: proxies carry meta tensors, so `x.shape`, `x.size()` and
     `x.dim()` are concrete numbers and Python control flow on them runs while tracing (`for t in
     range(x.shape[1])` unrolls). The graph is specialised to the traced shapes: capture() traces
-    at the size the candidate is evaluated at."""
+    at the size the candidate is evaluated at.
+
+    Registered buffers are traced as graph inputs (`get_attr`), not read as values: Python code
+    on a buffer (`self.mask[:, :t, :t] == 0` for a causal mask) then stays in the graph instead of
+    being baked into a tensor constant the size of the buffer."""
+
+    proxy_buffer_attributes = True
 
     def trace_inputs(self, root: torch.nn.Module, inputs: list[Any]) -> torch.fx.Graph:
         names = list(inspect.signature(root.forward).parameters)
@@ -185,8 +191,9 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
     model = problem.model_cls(*problem.get_init_inputs())
     seeded(1)
     inputs = list(problem.get_inputs())
+    own = set(vars(model))
     try:
-        gm = torch.fx.GraphModule(model, _FactoryTracer().trace(model))
+        gm = _graph_module(model, _FactoryTracer().trace(model), own)
     except Exception as e:
         first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
         try:
@@ -197,8 +204,18 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
             n = len(graph.nodes)
             raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
                                f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
-        gm = torch.fx.GraphModule(model, graph)
+        gm = _graph_module(model, graph, own)
     return model, inputs, gm
+
+
+def _graph_module(model: torch.nn.Module, graph: torch.fx.Graph, own: set[str]) -> torch.fx.GraphModule:
+    """The GraphModule, and `model` as its __init__ left it: fx stores the tensor constants it
+    makes while tracing (`_tensor_constant0`) on the traced module; the GraphModule keeps its own
+    copies, and lowering tells them from the user's attributes by their absence from `model`."""
+    gm = torch.fx.GraphModule(model, graph)
+    for name in set(vars(model)) - own:
+        delattr(model, name)
+    return gm
 
 
 def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],

@@ -107,6 +107,9 @@ class Program:
     init_source: str = ""
     """The reference Model.__init__ (renamed), reused so parameters are created identically."""
     forward_args: list[str] = field(default_factory=list)
+    constants: dict[str, str] = field(default_factory=dict)
+    """Tensors the tracer made (attribute name -> expression), registered as non-persistent
+    buffers after the reference's __init__ so they follow `.to(device)` and leave seeding alone."""
     values: dict[str, Value] = field(default_factory=dict)
 
     def users(self) -> dict[str, list[Op]]:

@@ -38,11 +38,46 @@ def attr_path(target: str) -> str:
     return out
 
 
+# A tensor the tracer made from Python values (`torch.tensor([...])` in the forward, a value
+# computed while tracing) is written into ModelNew as a literal. Rationale: 4096 numbers are at most
+# ~100 KB of source; anything larger is refused (CaptureError: the forward runs verbatim) rather
+# than bloating solution.py. Buffers stay out of this path: the tracers keep them as graph inputs.
+MAX_CONSTANT_ELEMENTS = 4096
+
+
+def constant_expr(t: torch.Tensor) -> str:
+    """A Python expression that rebuilds tensor `t` exactly (values, dtype, shape)."""
+    if t.device.type == "meta":
+        raise ValueError("a tensor constant was traced on the meta device: its values are unknown")
+    if t.is_complex() or t.numel() > MAX_CONSTANT_ELEMENTS:
+        raise ValueError(f"tensor constant of {t.numel()} {t.dtype} elements cannot be written as a literal")
+
+    def lit(x: Any) -> str:
+        if isinstance(x, list):
+            return "[" + ", ".join(lit(v) for v in x) + "]"
+        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+            return f"float({str(x)!r})"
+        return repr(x)  # a Python float's repr round-trips the float32 value it came from
+
+    return f"torch.tensor({lit(t.tolist())}, dtype={t.dtype}).reshape({tuple(t.shape)!r})"
+
+
+def _owned_by(module: nn.Module, target: str) -> bool:
+    """Is `target` an attribute path of the user's module (not one the tracer added)?"""
+    obj: Any = module
+    for part in target.split("."):
+        if not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
 class _Lowerer:
     def __init__(self, gm: torch.fx.GraphModule, module: nn.Module):
         self.gm, self.module = gm, module
         self.values: dict[str, Value] = {}
         self.ops: list[Op] = []
+        self.constants: dict[str, str] = {}
 
     # -- rendering --------------------------------------------------------------------------
     def render(self, a: Any) -> str:
@@ -78,6 +113,9 @@ class _Lowerer:
             self.values[node.name] = out
             return
         if node.op == "get_attr":
+            if not _owned_by(self.module, node.target):
+                # ModelNew runs the reference's __init__, which never made this tensor: register it.
+                self.constants[node.target] = constant_expr(result)
             self.values[node.name] = Value(name=attr_path(node.target), meta=_meta(result), is_param=True)
             return
         self.values[node.name] = out
@@ -296,7 +334,7 @@ def lower_graph(gm: torch.fx.GraphModule, module: nn.Module, inputs: list[Any]) 
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = _map_out(out_node.args[0], lw)
     ins = [lw.values[n.name] for n in gm.graph.nodes if n.op == "placeholder"]
-    return Program(inputs=ins, ops=lw.ops, outputs=outputs, values=dict(lw.values))
+    return Program(inputs=ins, ops=lw.ops, outputs=outputs, values=dict(lw.values), constants=lw.constants)
 
 
 def _map_out(a: Any, lw: _Lowerer) -> Any:
