@@ -36,7 +36,7 @@ def _render_out(out: object) -> str:
 
 def torch_lines(region: Region) -> list[str]:
     """The region's ops as plain PyTorch statements (the fallback for any region)."""
-    return [f"{op.out.name} = {op.torch_expr}" for op in region.all_ops()]
+    return [op.attrs.get("statement") or f"{op.out.name} = {op.torch_expr}" for op in region.all_ops()]
 
 
 def assemble(program: Program, preamble: str, regions: list[Region], emitted: list[Emitted | None],

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import inspect
+import operator
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -130,9 +131,28 @@ def _factories_traced(tracer: torch.fx.Tracer) -> Iterator[None]:
             setattr(torch, name, fn)
 
 
+@contextlib.contextmanager
+def _item_assignment_traced() -> Iterator[None]:
+    """While tracing, `y[:, 0] = v` on a traced value becomes an `operator.setitem` node (fx's
+    proxies refuse item assignment). Graph order keeps it between the reads before and after."""
+    def setitem(self: torch.fx.Proxy, key: Any, value: Any) -> None:
+        self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
+
+    had = "__setitem__" in vars(torch.fx.Proxy)
+    old = vars(torch.fx.Proxy).get("__setitem__")
+    torch.fx.Proxy.__setitem__ = setitem  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        if had:
+            torch.fx.Proxy.__setitem__ = old  # type: ignore[method-assign]
+        else:
+            del torch.fx.Proxy.__setitem__
+
+
 class _FactoryTracer(torch.fx.Tracer):
     def trace(self, root: Any, concrete_args: Any = None) -> torch.fx.Graph:
-        with _factories_traced(self):
+        with _factories_traced(self), _item_assignment_traced():
             return super().trace(root, concrete_args)
 
 
@@ -153,11 +173,19 @@ class _ShapeTracer(MetaTracer):
 
     proxy_buffer_attributes = True
 
+    def iter(self, obj: torch.fx.Proxy) -> Iterator[Any]:
+        """`for p in x.unbind(1)`, `[f(p) for p in x.chunk(3)]`: the meta value says how many
+        parts there are, so the loop unrolls over `obj[i]`."""
+        meta = getattr(obj, "_tensor_meta", None)
+        if isinstance(meta, (tuple, list)):
+            return iter([obj[i] for i in range(len(meta))])
+        return super().iter(obj)
+
     def trace_inputs(self, root: torch.nn.Module, inputs: list[Any]) -> torch.fx.Graph:
         names = list(inspect.signature(root.forward).parameters)
         metas = {n: x.to("meta") for n, x in zip(names, inputs, strict=False) if isinstance(x, torch.Tensor)}
         concrete = {n: x for n, x in zip(names, inputs, strict=False) if not isinstance(x, torch.Tensor)}
-        with _factories_traced(self), warnings.catch_warnings():
+        with _factories_traced(self), _item_assignment_traced(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "could not compute metadata": shapes it could are kept
             return self.trace(root, meta_args=metas, concrete_args=concrete or None)
 
@@ -199,7 +227,12 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
         try:
             graph = _ShapeTracer().trace_inputs(model, inputs)
         except Exception:
-            raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
+            try:  # a buffer read as a value (`if self.steps > 0`) needs the buffer itself
+                tracer = _ShapeTracer()
+                tracer.proxy_buffer_attributes = False
+                graph = tracer.trace_inputs(model, inputs)
+            except Exception:
+                raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
         if len(graph.nodes) > MAX_UNROLLED_NODES:
             n = len(graph.nodes)
             raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "

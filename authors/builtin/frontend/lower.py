@@ -136,6 +136,9 @@ class _Lowerer:
         if target is getattr and len(args) == 2 and isinstance(args[1], str):
             return Op("getattr", [self.value_of(args[0])], out, {"name": args[1]},
                       f"{self.render(args[0])}.{args[1]}")
+        if target is operator.setitem:  # a statement, not an expression: emitted as written
+            stmt = f"{self.render(args[0])}[{self.render(args[1])}] = {self.render(args[2])}"
+            return Op("setitem", self.operands(args, kwargs), out, {"statement": stmt}, stmt)
         if target in _OPERATOR_SYNTAX:
             expr = _OPERATOR_SYNTAX[target].format(*(self.render(a) for a in args))
             if target is operator.getitem:
