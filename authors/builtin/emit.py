@@ -60,7 +60,7 @@ def assemble(program: Program, preamble: str, regions: list[Region], emitted: li
     ctx.aliases.update(aliases)
     # Vendor convolutions run under the caller's flags, as the reference's do: the evaluator sets the
     # precision policy's flags for both sides.
-    args = ", ".join(["self", *program.forward_args])
+    args = program.forward_signature or ", ".join(["self", *program.forward_args])
     fwd = f"    def forward({args}):\n" + textwrap.indent("\n".join(body), " " * 8)
     init = textwrap.indent(program.init_source, "    ") if program.init_source else \
         "    def __init__(self):\n        super().__init__()"

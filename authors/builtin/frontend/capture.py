@@ -253,11 +253,14 @@ def _graph_module(model: torch.nn.Module, graph: torch.fx.Graph, own: set[str]) 
 
 def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],
            gm: torch.fx.GraphModule) -> Captured:
-    preamble, init_src, forward_args, _ = split_problem_source(problem_source)
+    preamble, init_src, forward_args, forward_src = split_problem_source(problem_source)
     try:
         program = lower_graph(gm, model, inputs)
     except Exception as e:
         raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
     program.init_source = init_src
     program.forward_args = forward_args
+    fwd = ast.parse(forward_src).body[0]
+    assert isinstance(fwd, ast.FunctionDef)
+    program.forward_signature = ast.unparse(fwd.args)  # defaults included: get_inputs may omit them
     return Captured(program=program, module=model, problem=problem, preamble=preamble, traced_code=gm.code)
