@@ -74,6 +74,8 @@ def repairer(state: GraphState) -> dict[str, Any]:
     error = f"[{v.stage}] {v.reason}\n{v.log_tail[-2000:]}" if v is not None else "unknown failure"
     level = fallback_level(state)
     done = {"node": "repairer", "repairs": state.repairs + 1}
+    if level == REFERENCE and state.best is not None:  # the best so far stands: this lineage ends
+        return _give_up(state, "repairs repeated an earlier failure at every fallback level")
     if level == REFERENCE:
         why = ("a repair repeated an earlier failure" if repeats_a_failure(state.attempts)
                else "no correct candidate within the repair budget")
@@ -86,12 +88,17 @@ def repairer(state: GraphState) -> dict[str, Any]:
     except AuthorError as e:
         if state.best is None:  # nothing correct to fall back on: the reference is
             return {"candidate": reference_candidate(state, f"the author gave up: {e}"), **done}
-        gave_up = Attempt(round=state.round, node="repairer", skill_id=cand.skill_id if cand else None,
-                          params=cand.params if cand else {}, source_hash=source_hash(""),
-                          outcome="compile-error", stage="author", error=str(e),
-                          tokens=getattr(e, "tokens", None))
-        return {"candidate": None, "attempts": [gave_up], "repairs": state.settings.repairs}
+        return _give_up(state, str(e), getattr(e, "tokens", None))
     fixed.author_state = {**(fixed.author_state or {}), "fallback_level": level}
     if level == LAST_RESORT:
         fixed.note = f"{fixed.note} (last resort: a repair repeated an earlier failure)"
     return {"candidate": fixed, **done}
+
+
+def _give_up(state: GraphState, why: str, tokens: int | None = None) -> dict[str, Any]:
+    """No candidate: the attempt says why, the repair budget is spent, the planner moves on."""
+    cand = state.candidate
+    gave_up = Attempt(round=state.round, node="repairer", skill_id=cand.skill_id if cand else None,
+                      params=cand.params if cand else {}, source_hash=source_hash(""),
+                      outcome="compile-error", stage="author", error=why, tokens=tokens)
+    return {"candidate": None, "attempts": [gave_up], "repairs": state.settings.repairs}

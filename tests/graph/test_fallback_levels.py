@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kernelskill.graph.runner import run
 from kernelskill.nodes.finalize import solution_choice
-from kernelskill.nodes.repairer import LAST_RESORT, REFERENCE, fallback_level, repeats_a_failure
+from kernelskill.nodes.repairer import LAST_RESORT, REFERENCE, fallback_level, repairer, repeats_a_failure
 from kernelskill.state.graph_state import GraphState, RunSettings
 from kernelskill.state.records import Attempt, Candidate, Problem
 
@@ -102,3 +102,15 @@ def test_levels_are_a_pure_function_of_the_attempts() -> None:
     spent = GraphState(problem=PROBLEM, settings=s, candidate=cand, attempts=fresh, repairs=3)
     assert fallback_level(spent) == REFERENCE
     assert fallback_level(spent.model_copy(update={"best": Candidate(source="y")})) == 0
+
+
+def test_with_a_correct_best_the_lowest_level_ends_the_lineage_instead() -> None:
+    s = RunSettings(repairs=3)
+    deeper = Candidate(source="x", author_state={"fallback_level": LAST_RESORT})
+    again = [_att("generator", "[compile] a"), _att("repairer", "[compile] a")]
+    alone = repairer(GraphState(problem=PROBLEM, settings=s, candidate=deeper, attempts=again, repairs=2))
+    assert alone["candidate"].author == "reference"
+    kept = repairer(GraphState(problem=PROBLEM, settings=s, candidate=deeper, attempts=again, repairs=2,
+                               best=Candidate(source="y")))
+    assert kept["candidate"] is None and kept["repairs"] == 3
+    assert "every fallback level" in kept["attempts"][0].error
