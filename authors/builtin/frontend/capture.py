@@ -219,7 +219,7 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
     model = problem.model_cls(*problem.get_init_inputs())
     seeded(1)
     inputs = list(problem.get_inputs())
-    own = set(vars(model))
+    own = _attribute_names(model)
     try:
         gm = _graph_module(model, _FactoryTracer().trace(model), own)
     except Exception as e:
@@ -246,9 +246,15 @@ def _graph_module(model: torch.nn.Module, graph: torch.fx.Graph, own: set[str]) 
     makes while tracing (`_tensor_constant0`) on the traced module; the GraphModule keeps its own
     copies, and lowering tells them from the user's attributes by their absence from `model`."""
     gm = torch.fx.GraphModule(model, graph)
-    for name in set(vars(model)) - own:
+    for name in _attribute_names(model) - own:
         delattr(model, name)
     return gm
+
+
+def _attribute_names(model: torch.nn.Module) -> set[str]:
+    """Plain attributes, parameters and buffers of `model` itself (fx registers a Parameter it
+    meets outside the module's parameters as `_param_constant<i>`)."""
+    return {*vars(model), *model._parameters, *model._buffers}
 
 
 def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],
