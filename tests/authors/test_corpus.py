@@ -3,11 +3,11 @@ tensor constants, shared weights, module lists, in-place ops, view chains, shape
 attention, chunk / split, embeddings, several or scalar outputs) each end correct, most in our
 kernels.
 
-Each pattern's first candidate is judged by the real evaluator (in this process, CPU, one trial);
-a failing one is repaired as the graph's repairer would, down to the last fallback level (the
-reference verbatim). A pattern runs our Triton kernels unless `PYTORCH_ONLY` says why not; a pattern
-listed there that gains kernels fails too, so the list stays true. One pattern goes through the
-`kernelskill optimize` command end to end.
+Each pattern's first candidate passes the static checks and is judged by the real evaluator (in
+this process, CPU, one trial); a failing one is repaired as the graph's repairer would, down to
+the last fallback level (the reference verbatim). A pattern runs our Triton kernels unless
+`PYTORCH_ONLY` says why not; a pattern listed there that gains kernels fails too, so the list
+stays true. One pattern goes through the `kernelskill optimize` command end to end.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pytest
 from author_util import author, evaluate, problem
 from kernelskill.authors.base import AuthorError, AuthorTask
 from kernelskill.authors.builtin.emit import assemble_verbatim
+from kernelskill.eval.static_checks import problem_is_fp32, run_static_checks
 from kernelskill.eval.types import EvalResult
 from kernelskill.state.records import Candidate, source_hash
 
@@ -80,6 +81,9 @@ def test_pattern_ends_correct_in_our_kernels(name: str) -> None:
     cand, result, path = judged(name)
     assert result.correct, f"{name} ({' -> '.join(path)}): {result.stage}: {result.reason}"
     assert path == ["first"], f"{name}: the first candidate needed {' -> '.join(path)}"
+    src = (CORPUS / f"{name}.py").read_text()  # a real run rejects what the allowlist does not know
+    failures = run_static_checks(cand.source, fp32_problem=problem_is_fp32(src))
+    assert failures == [], "\n".join(f.message for f in failures)
     if name in PYTORCH_ONLY:
         assert result.custom_kernels == 0, f"{name} now runs our kernels: drop it from PYTORCH_ONLY"
     else:
