@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import inspect
 import operator
 import warnings
@@ -25,6 +26,7 @@ from torch.fx.experimental.meta_tracer import MetaTracer
 
 from ....eval.harness import seeded
 from ....eval.problem import LoadedProblem, load_problem
+from .functionalize import functionalize
 from .ir import Program
 from .lower import lower_graph
 
@@ -260,10 +262,16 @@ def _attribute_names(model: torch.nn.Module) -> set[str]:
 def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],
            gm: torch.fx.GraphModule) -> Captured:
     preamble, init_src, forward_args, forward_src = split_problem_source(problem_source)
-    try:
-        program = lower_graph(gm, model, inputs)
-    except Exception as e:
-        raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
+    program = None
+    functional = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    if functionalize(functional):
+        with contextlib.suppress(Exception):  # the graph as traced is always right: lowered below
+            program = lower_graph(functional, model, inputs)
+    if program is None:
+        try:
+            program = lower_graph(gm, model, inputs)
+        except Exception as e:
+            raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
     program.init_source = init_src
     program.forward_args = forward_args
     fwd = ast.parse(forward_src).body[0]

@@ -15,6 +15,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .functionalize import FUNCTIONALIZED
 from .ir import Op, Program, TensorMeta, Value
 from .kinds import (
     _LOSS_MODULES,
@@ -118,6 +119,12 @@ class _Lowerer:
                 self.constants[node.target] = constant_expr(result)
             self.values[node.name] = Value(name=attr_path(node.target), meta=_meta(result), is_param=True)
             return
+        if node.meta.get(FUNCTIONALIZED):
+            first = self.values[node.args[0].name].meta
+            same = first is not None and out.meta is not None and \
+                (first.shape, first.dtype) == (out.meta.shape, out.meta.dtype)
+            if not same:
+                raise ValueError(f"{node.target}_ on {node.args[0].name} promotes or broadcasts its target")
         self.values[node.name] = out
         op = self.lower(node, out)
         self.ops.append(op)
