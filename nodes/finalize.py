@@ -21,7 +21,9 @@ def solution_choice(state: GraphState) -> tuple[str, bool, str]:
     from ..authors.builtin.emit import assemble_verbatim
 
     best, v = state.best, state.best_verdict
-    if best is not None and v is not None and v.correct:
+    if best is not None and best.author == "reference":  # the repairer's last fallback level won
+        why = "no correct candidate of ours was found"
+    elif best is not None and v is not None and v.correct:
         if v.timing_is_cpu:
             return best.source, False, "best correct candidate (CPU run: speed not measured on a GPU)"
         if v.speedup_vs_eager is not None and v.speedup_vs_eager > 1.0:
@@ -55,6 +57,8 @@ def finalize(state: GraphState) -> dict[str, Any]:
         update["stop_reason"] = f"unusable problem: {state.verdict.reason}"
     elif update.get("best", best) is None:
         update["stop_reason"] = "no correct candidate found; the reference is the solution"
+    elif update.get("best", best).author == "reference":
+        update["stop_reason"] = "no candidate of ours was correct; the reference is the solution"
     else:
         update["stop_reason"] = "done"
     return update

@@ -36,7 +36,7 @@ def _render_out(out: object) -> str:
 
 def torch_lines(region: Region) -> list[str]:
     """The region's ops as plain PyTorch statements (the fallback for any region)."""
-    return [f"{op.out.name} = {op.torch_expr}" for op in region.all_ops()]
+    return [op.attrs.get("statement") or f"{op.out.name} = {op.torch_expr}" for op in region.all_ops()]
 
 
 def assemble(program: Program, preamble: str, regions: list[Region], emitted: list[Emitted | None],
@@ -60,10 +60,13 @@ def assemble(program: Program, preamble: str, regions: list[Region], emitted: li
     ctx.aliases.update(aliases)
     # Vendor convolutions run under the caller's flags, as the reference's do: the evaluator sets the
     # precision policy's flags for both sides.
-    args = ", ".join(["self", *program.forward_args])
+    args = program.forward_signature or ", ".join(["self", *program.forward_args])
     fwd = f"    def forward({args}):\n" + textwrap.indent("\n".join(body), " " * 8)
     init = textwrap.indent(program.init_source, "    ") if program.init_source else \
         "    def __init__(self):\n        super().__init__()"
+    # After every parameter the reference creates, so seeding still gives identical weights.
+    init += "".join(f"\n        self.register_buffer({name!r}, {expr}, persistent=False)"
+                    for name, expr in program.constants.items())
     parts = [HEADER.format(doc=doc)]
     if preamble.strip():
         parts.append(_strip_duplicate_imports(preamble))

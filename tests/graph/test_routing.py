@@ -24,7 +24,10 @@ def test_review_routes_compile_errors_to_repairer_and_correct_to_profiler() -> N
     bad = Verdict(correct=False, stage="compile", reason="boom")
     assert routing.after_review(state(verdict=bad, repairs=0)) == "repairer"
     assert routing.after_review(state(verdict=bad, repairs=1)) == "repairer"
-    assert routing.after_review(state(verdict=bad, repairs=2)) == "finalize"
+    # Repairs spent and nothing correct: one more repair, the reference verbatim, unless it failed.
+    assert routing.after_review(state(verdict=bad, repairs=2, candidate=C)) == "repairer"
+    ref = Candidate(source="r", author="reference")
+    assert routing.after_review(state(verdict=bad, repairs=2, candidate=ref)) == "finalize"
     assert routing.after_review(state(verdict=bad, repairs=2, best=C)) == "planner"
     good = Verdict(correct=True, stage="done")
     assert routing.after_review(state(verdict=good)) == "profiler"
@@ -43,12 +46,15 @@ def test_repair_and_plan_routes() -> None:
     assert routing.after_plan(state(plan=None)) == "finalize"
 
 
-def test_a_repeated_candidate_goes_to_the_planner_not_the_repairer() -> None:
+def test_a_repeated_candidate_goes_to_the_planner_or_a_lower_fallback_level() -> None:
     from kernelskill.state.records import Attempt
 
     bad = Verdict(correct=False, stage="compile", reason="same as before")
     rep = Attempt(round=1, node="repairer", source_hash="abc", outcome="compile-error", repeat_of=0)
     assert routing.after_review(state(verdict=bad, repairs=0, best=C, attempts=[rep])) == "planner"
-    assert routing.after_review(state(verdict=bad, repairs=0, attempts=[rep])) == "finalize"
+    # With nothing correct yet the repairer takes it, one fallback level down.
+    assert routing.after_review(state(verdict=bad, repairs=0, attempts=[rep], candidate=C)) == "repairer"
+    ref = Candidate(source="r", author="reference")
+    assert routing.after_review(state(verdict=bad, repairs=0, attempts=[rep], candidate=ref)) == "finalize"
     good = Verdict(correct=True, stage="done")
     assert routing.after_review(state(verdict=good, best=C, attempts=[rep])) == "planner"

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import inspect
+import operator
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from torch.fx.experimental.meta_tracer import MetaTracer
 
 from ....eval.harness import seeded
 from ....eval.problem import LoadedProblem, load_problem
+from .functionalize import functionalize
 from .ir import Program
 from .lower import lower_graph
 
@@ -130,9 +133,28 @@ def _factories_traced(tracer: torch.fx.Tracer) -> Iterator[None]:
             setattr(torch, name, fn)
 
 
+@contextlib.contextmanager
+def _item_assignment_traced() -> Iterator[None]:
+    """While tracing, `y[:, 0] = v` on a traced value becomes an `operator.setitem` node (fx's
+    proxies refuse item assignment). Graph order keeps it between the reads before and after."""
+    def setitem(self: torch.fx.Proxy, key: Any, value: Any) -> None:
+        self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
+
+    had = "__setitem__" in vars(torch.fx.Proxy)
+    old = vars(torch.fx.Proxy).get("__setitem__")
+    torch.fx.Proxy.__setitem__ = setitem  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        if had:
+            torch.fx.Proxy.__setitem__ = old  # type: ignore[method-assign]
+        else:
+            del torch.fx.Proxy.__setitem__
+
+
 class _FactoryTracer(torch.fx.Tracer):
     def trace(self, root: Any, concrete_args: Any = None) -> torch.fx.Graph:
-        with _factories_traced(self):
+        with _factories_traced(self), _item_assignment_traced():
             return super().trace(root, concrete_args)
 
 
@@ -145,13 +167,27 @@ class _ShapeTracer(MetaTracer):
     """The fallback when plain fx fails: proxies carry meta tensors, so `x.shape`, `x.size()` and
     `x.dim()` are concrete numbers and Python control flow on them runs while tracing (`for t in
     range(x.shape[1])` unrolls). The graph is specialised to the traced shapes: capture() traces
-    at the size the candidate is evaluated at."""
+    at the size the candidate is evaluated at.
+
+    Registered buffers are traced as graph inputs (`get_attr`), not read as values: Python code
+    on a buffer (`self.mask[:, :t, :t] == 0` for a causal mask) then stays in the graph instead of
+    being baked into a tensor constant the size of the buffer."""
+
+    proxy_buffer_attributes = True
+
+    def iter(self, obj: torch.fx.Proxy) -> Iterator[Any]:
+        """`for p in x.unbind(1)`, `[f(p) for p in x.chunk(3)]`: the meta value says how many
+        parts there are, so the loop unrolls over `obj[i]`."""
+        meta = getattr(obj, "_tensor_meta", None)
+        if isinstance(meta, (tuple, list)):
+            return iter([obj[i] for i in range(len(meta))])
+        return super().iter(obj)
 
     def trace_inputs(self, root: torch.nn.Module, inputs: list[Any]) -> torch.fx.Graph:
         names = list(inspect.signature(root.forward).parameters)
         metas = {n: x.to("meta") for n, x in zip(names, inputs, strict=False) if isinstance(x, torch.Tensor)}
         concrete = {n: x for n, x in zip(names, inputs, strict=False) if not isinstance(x, torch.Tensor)}
-        with _factories_traced(self), warnings.catch_warnings():
+        with _factories_traced(self), _item_assignment_traced(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "could not compute metadata": shapes it could are kept
             return self.trace(root, meta_args=metas, concrete_args=concrete or None)
 
@@ -185,29 +221,60 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
     model = problem.model_cls(*problem.get_init_inputs())
     seeded(1)
     inputs = list(problem.get_inputs())
+    own = _attribute_names(model)
     try:
-        gm = torch.fx.GraphModule(model, _FactoryTracer().trace(model))
+        gm = _graph_module(model, _FactoryTracer().trace(model), own)
     except Exception as e:
         first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
         try:
             graph = _ShapeTracer().trace_inputs(model, inputs)
         except Exception:
-            raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
+            try:  # a buffer read as a value (`if self.steps > 0`) needs the buffer itself
+                tracer = _ShapeTracer()
+                tracer.proxy_buffer_attributes = False
+                graph = tracer.trace_inputs(model, inputs)
+            except Exception:
+                raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
         if len(graph.nodes) > MAX_UNROLLED_NODES:
             n = len(graph.nodes)
             raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
                                f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
-        gm = torch.fx.GraphModule(model, graph)
+        gm = _graph_module(model, graph, own)
     return model, inputs, gm
+
+
+def _graph_module(model: torch.nn.Module, graph: torch.fx.Graph, own: set[str]) -> torch.fx.GraphModule:
+    """The GraphModule, and `model` as its __init__ left it: fx stores the tensor constants it
+    makes while tracing (`_tensor_constant0`) on the traced module; the GraphModule keeps its own
+    copies, and lowering tells them from the user's attributes by their absence from `model`."""
+    gm = torch.fx.GraphModule(model, graph)
+    for name in _attribute_names(model) - own:
+        delattr(model, name)
+    return gm
+
+
+def _attribute_names(model: torch.nn.Module) -> set[str]:
+    """Plain attributes, parameters and buffers of `model` itself (fx registers a Parameter it
+    meets outside the module's parameters as `_param_constant<i>`)."""
+    return {*vars(model), *model._parameters, *model._buffers}
 
 
 def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],
            gm: torch.fx.GraphModule) -> Captured:
-    preamble, init_src, forward_args, _ = split_problem_source(problem_source)
-    try:
-        program = lower_graph(gm, model, inputs)
-    except Exception as e:
-        raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
+    preamble, init_src, forward_args, forward_src = split_problem_source(problem_source)
+    program = None
+    functional = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    if functionalize(functional):
+        with contextlib.suppress(Exception):  # the graph as traced is always right: lowered below
+            program = lower_graph(functional, model, inputs)
+    if program is None:
+        try:
+            program = lower_graph(gm, model, inputs)
+        except Exception as e:
+            raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
     program.init_source = init_src
     program.forward_args = forward_args
+    fwd = ast.parse(forward_src).body[0]
+    assert isinstance(fwd, ast.FunctionDef)
+    program.forward_signature = ast.unparse(fwd.args)  # defaults included: get_inputs may omit them
     return Captured(program=program, module=model, problem=problem, preamble=preamble, traced_code=gm.code)

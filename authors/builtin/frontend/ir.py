@@ -107,6 +107,11 @@ class Program:
     init_source: str = ""
     """The reference Model.__init__ (renamed), reused so parameters are created identically."""
     forward_args: list[str] = field(default_factory=list)
+    forward_signature: str = ""
+    """The reference forward's parameters as written (`self, x, scale=0.5`); empty: self + forward_args."""
+    constants: dict[str, str] = field(default_factory=dict)
+    """Tensors the tracer made (attribute name -> expression), registered as non-persistent
+    buffers after the reference's __init__ so they follow `.to(device)` and leave seeding alone."""
     values: dict[str, Value] = field(default_factory=dict)
 
     def users(self) -> dict[str, list[Op]]:

@@ -121,7 +121,10 @@ _OPERATOR_SYNTAX = {operator.add: "({0} + {1})", operator.sub: "({0} - {1})", op
                     operator.matmul: "({0} @ {1})", operator.getitem: "{0}[{1}]",
                     operator.floordiv: "({0} // {1})", operator.mod: "({0} % {1})",
                     operator.gt: "({0} > {1})", operator.lt: "({0} < {1})", operator.ge: "({0} >= {1})",
-                    operator.le: "({0} <= {1})", operator.eq: "({0} == {1})", operator.ne: "({0} != {1})"}
+                    operator.le: "({0} <= {1})", operator.eq: "({0} == {1})", operator.ne: "({0} != {1})",
+                    operator.invert: "(~{0})", operator.and_: "({0} & {1})", operator.or_: "({0} | {1})",
+                    operator.xor: "({0} ^ {1})", operator.lshift: "({0} << {1})",
+                    operator.rshift: "({0} >> {1})", operator.pos: "(+{0})", operator.abs: "abs({0})"}
 VIEW_KINDS = {"view", "reshape", "flatten", "permute", "transpose", "t", "contiguous", "unsqueeze",
               "squeeze", "expand", "getitem", "size", "dim", "chunk", "split", "cat", "stack", "unbind"}
 

@@ -15,6 +15,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .functionalize import FUNCTIONALIZED
 from .ir import Op, Program, TensorMeta, Value
 from .kinds import (
     _LOSS_MODULES,
@@ -38,11 +39,46 @@ def attr_path(target: str) -> str:
     return out
 
 
+# A tensor the tracer made from Python values (`torch.tensor([...])` in the forward, a value
+# computed while tracing) is written into ModelNew as a literal. Rationale: 4096 numbers are at most
+# ~100 KB of source; anything larger is refused (CaptureError: the forward runs verbatim) rather
+# than bloating solution.py. Buffers stay out of this path: the tracers keep them as graph inputs.
+MAX_CONSTANT_ELEMENTS = 4096
+
+
+def constant_expr(t: torch.Tensor) -> str:
+    """A Python expression that rebuilds tensor `t` exactly (values, dtype, shape)."""
+    if t.device.type == "meta":
+        raise ValueError("a tensor constant was traced on the meta device: its values are unknown")
+    if t.is_complex() or t.numel() > MAX_CONSTANT_ELEMENTS:
+        raise ValueError(f"tensor constant of {t.numel()} {t.dtype} elements cannot be written as a literal")
+
+    def lit(x: Any) -> str:
+        if isinstance(x, list):
+            return "[" + ", ".join(lit(v) for v in x) + "]"
+        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+            return f"float({str(x)!r})"
+        return repr(x)  # a Python float's repr round-trips the float32 value it came from
+
+    return f"torch.tensor({lit(t.tolist())}, dtype={t.dtype}).reshape({tuple(t.shape)!r})"
+
+
+def _owned_by(module: nn.Module, target: str) -> bool:
+    """Is `target` an attribute path of the user's module (not one the tracer added)?"""
+    obj: Any = module
+    for part in target.split("."):
+        if not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
 class _Lowerer:
     def __init__(self, gm: torch.fx.GraphModule, module: nn.Module):
         self.gm, self.module = gm, module
         self.values: dict[str, Value] = {}
         self.ops: list[Op] = []
+        self.constants: dict[str, str] = {}
 
     # -- rendering --------------------------------------------------------------------------
     def render(self, a: Any) -> str:
@@ -78,8 +114,17 @@ class _Lowerer:
             self.values[node.name] = out
             return
         if node.op == "get_attr":
+            if not _owned_by(self.module, node.target):
+                # ModelNew runs the reference's __init__, which never made this tensor: register it.
+                self.constants[node.target] = constant_expr(result)
             self.values[node.name] = Value(name=attr_path(node.target), meta=_meta(result), is_param=True)
             return
+        if node.meta.get(FUNCTIONALIZED):
+            first = self.values[node.args[0].name].meta
+            same = first is not None and out.meta is not None and \
+                (first.shape, first.dtype) == (out.meta.shape, out.meta.dtype)
+            if not same:
+                raise ValueError(f"{node.target}_ on {node.args[0].name} promotes or broadcasts its target")
         self.values[node.name] = out
         op = self.lower(node, out)
         self.ops.append(op)
@@ -98,6 +143,9 @@ class _Lowerer:
         if target is getattr and len(args) == 2 and isinstance(args[1], str):
             return Op("getattr", [self.value_of(args[0])], out, {"name": args[1]},
                       f"{self.render(args[0])}.{args[1]}")
+        if target is operator.setitem:  # a statement, not an expression: emitted as written
+            stmt = f"{self.render(args[0])}[{self.render(args[1])}] = {self.render(args[2])}"
+            return Op("setitem", self.operands(args, kwargs), out, {"statement": stmt}, stmt)
         if target in _OPERATOR_SYNTAX:
             expr = _OPERATOR_SYNTAX[target].format(*(self.render(a) for a in args))
             if target is operator.getitem:
@@ -296,7 +344,7 @@ def lower_graph(gm: torch.fx.GraphModule, module: nn.Module, inputs: list[Any]) 
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = _map_out(out_node.args[0], lw)
     ins = [lw.values[n.name] for n in gm.graph.nodes if n.op == "placeholder"]
-    return Program(inputs=ins, ops=lw.ops, outputs=outputs, values=dict(lw.values))
+    return Program(inputs=ins, ops=lw.ops, outputs=outputs, values=dict(lw.values), constants=lw.constants)
 
 
 def _map_out(a: Any, lw: _Lowerer) -> Any:
