@@ -37,6 +37,9 @@ def solution_choice(state: GraphState) -> tuple[str, bool, str]:
     return assemble_verbatim(state.problem.source, doc), True, why
 
 
+REFERENCE_WON = "the reference is the solution"
+
+
 def finalize(state: GraphState) -> dict[str, Any]:
     update: dict[str, Any] = {}
     best, v = state.best, state.best_verdict
@@ -51,14 +54,20 @@ def finalize(state: GraphState) -> dict[str, Any]:
         source, is_reference, _ = solution_choice(state.model_copy(update=update))
         if is_reference:
             update["reference_verdict"] = evaluate_candidate(state, source, baselines=True)
+    final_best = update.get("best", best)
+    ours_failed = final_best is not None and final_best.author == "reference"
     if state.stop_reason or "stop_reason" in update:
+        # A run that stopped for budget on the repairer's reference level says so plainly too.
+        reason = update.get("stop_reason", state.stop_reason)
+        if ours_failed and REFERENCE_WON not in reason:
+            update["stop_reason"] = f"{reason}; no candidate of ours was correct, {REFERENCE_WON}"
         return update
     if not usable:
         update["stop_reason"] = f"unusable problem: {state.verdict.reason}"
-    elif update.get("best", best) is None:
-        update["stop_reason"] = "no correct candidate found; the reference is the solution"
-    elif update.get("best", best).author == "reference":
-        update["stop_reason"] = "no candidate of ours was correct; the reference is the solution"
+    elif final_best is None:
+        update["stop_reason"] = f"no correct candidate found; {REFERENCE_WON}"
+    elif ours_failed:
+        update["stop_reason"] = f"no candidate of ours was correct; {REFERENCE_WON}"
     else:
         update["stop_reason"] = "done"
     return update

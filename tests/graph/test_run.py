@@ -74,6 +74,8 @@ def test_no_correct_candidate_leaves_the_reference(tmp_path: Path) -> None:
 
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["solution_is_reference"] is True
+    # It stopped on its round budget, and the stop line says whose file was delivered.
+    assert "the reference is the solution" in final.stop_reason, final.stop_reason
 
 
 RUNNER = """
