@@ -33,6 +33,10 @@ class EvalOptions:
     evaluation, so no option predicts an input. Kept so stored requests still parse."""
     timing_budget_s: float = 2.0
     """Target seconds of timed runs per model (candidate, eager, compile)."""
+    timing: bool = True
+    """Run the timing stage. Off only where the question is correctness alone (the authors'
+    tests: a CPU timing under Triton's interpreter is no speedup, and its checks of timed runs are
+    tested on their own): such a result has no runtime, and nothing in the graph turns it off."""
     profile: bool = False
     """Also collect a torch.profiler kernel breakdown of one candidate call (CUDA only)."""
 

@@ -125,8 +125,9 @@ class Worker:
         self.cand_params = reply.get("params") or []
         self.stage("compile")
         self._correctness()
-        self.stage("timing")
-        self._timing()
+        if self.opts.timing:
+            self.stage("timing")
+            self._timing()
 
     def _build_reference(self, weight_seed: int) -> tuple[torch.nn.Module, list[Any]]:
         """The reference, built as harness.build does, and the init values the candidate gets:

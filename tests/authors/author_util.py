@@ -42,10 +42,12 @@ def generate(source: str, skill: str | None = None, params: dict | None = None,
 
 
 def evaluate(problem_source: str, candidate_source: str, trials: int = 2, size: str = "small") -> EvalResult:
-    """Run the evaluator's worker in this process (CPU, interpreter, no baselines)."""
+    """Run the evaluator's worker in this process (CPU, interpreter): correctness only, no timing
+    stage (tests/eval covers the timed runs' checks; CPU timings are no speedups)."""
     req = {"problem_source": problem_source, "candidate_source": candidate_source,
            "problem_name": "<problem>", "candidate_name": "<candidate>",
-           "options": {"device": "cpu", "size": size, "trials": trials, "baselines": False}}
+           "options": {"device": "cpu", "size": size, "trials": trials, "baselines": False,
+                       "timing": False}}
     with tempfile.TemporaryDirectory() as d:
         return Worker(req, Path(d) / "progress").run()
 

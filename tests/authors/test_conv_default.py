@@ -37,19 +37,12 @@ from kernelskill.eval.static_checks import run_static_checks
 from kernelskill.eval.worker import Worker
 
 
-@pytest.fixture(autouse=True)
-def _cpu_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CPU timings mean nothing under the interpreter: skip the timing stage (as test_conv_pool)."""
-    import kernelskill.eval.worker as worker
-    monkeypatch.setattr(worker.Worker, "_timing", lambda self: None)
-
-
 def evaluate(problem_source: str, candidate_source: str, precision: str, trials: int = 1):  # noqa: ANN201
     """The evaluator's worker in this process under `precision` (CPU, small size, no baselines)."""
     req = {"problem_source": problem_source, "candidate_source": candidate_source,
            "problem_name": "<problem>", "candidate_name": "<candidate>",
            "options": {"device": "cpu", "size": "small", "trials": trials, "baselines": False,
-                       "precision": precision}}
+                       "precision": precision, "timing": False}}
     with tempfile.TemporaryDirectory() as d:
         return Worker(req, Path(d) / "progress").run()
 

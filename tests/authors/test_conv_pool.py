@@ -40,16 +40,6 @@ from kernelskill.eval.problem import load_problem
 from kernelskill.eval.static_checks import run_static_checks
 from kernelskill.state.records import Plan
 
-
-@pytest.fixture(autouse=True)
-def _cpu_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CPU timings mean nothing and cost most of an evaluation under the interpreter: skip the
-    timing stage. (It also has a bug: with fewer timed runs than input sets, as happens with a
-    slow interpreted forward, no output is kept for its spot check and the run fails.)"""
-    import kernelskill.eval.worker as worker
-    monkeypatch.setattr(worker.Worker, "_timing", lambda self: None)
-
-
 # ---- window pooling ------------------------------------------------------------------------
 
 @SLOW

@@ -34,14 +34,6 @@ SLOW = settings(max_examples=6, deadline=None, suppress_health_check=[HealthChec
 _AUTHOR: BuiltinAuthor | None = None
 
 
-@pytest.fixture(autouse=True)
-def _cpu_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CPU timings mean nothing and cost most of an evaluation under the interpreter: skip the
-    timing stage (whose spot check also keeps no output when a slow interpreted forward gets
-    fewer timed runs than input sets)."""
-    import kernelskill.eval.worker as worker
-    monkeypatch.setattr(worker.Worker, "_timing", lambda self: None)
-
 
 def author() -> BuiltinAuthor:
     global _AUTHOR

@@ -35,3 +35,29 @@ def test_a_static_rejection_reports_its_static_seconds() -> None:
     r = evaluate((FIXTURES / "relu_scale.py").read_text(), src,
                  EvalOptions(device="cpu", size="small", timeout_s=60))
     assert r.stage == "static" and set(r.stage_seconds) == {"static"}, (r.stage, r.stage_seconds)
+
+
+def test_timing_off_judges_correctness_alone() -> None:
+    """The authors' tests turn the timing stage off: the verdict is the correctness stages', the
+    result carries no time, and a wrong candidate is still rejected."""
+    from candidates import wrong_scale
+
+    opts = EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines=False, timing=False)
+    problem = (FIXTURES / "relu_scale.py").read_text()
+    r = evaluate(problem, good(), opts)
+    assert r.correct and r.stage == "done" and r.runtime_ms is None and "timing" not in r.stage_seconds
+    bad = evaluate(problem, wrong_scale(), opts)
+    assert not bad.correct and bad.stage == "correctness", bad.reason
+
+
+def test_the_graph_always_times() -> None:
+    """Nothing a run is configured with turns the timing stage off: every EvalOptions the graph and
+    the CLI build leaves `timing` at its default, True."""
+    import ast
+
+    root = FIXTURES.parents[1]
+    for rel in ("nodes/reviewer.py", "cli/cmd_eval.py"):
+        calls = [n for n in ast.walk(ast.parse((root / rel).read_text()))
+                 if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "EvalOptions"]
+        assert calls and all(k.arg != "timing" for c in calls for k in c.keywords), rel
+    assert EvalOptions().timing is True
