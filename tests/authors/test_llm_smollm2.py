@@ -147,9 +147,13 @@ def test_graph_with_a_tiny_real_model_ends_cleanly(smollm2: str, tmp_path: Path)
     attempts = final.attempts
     assert attempts and all(a.outcome in OUTCOMES for a in attempts), log
     assert attempts[0].node == "generator", log
-    # Greedy decoding makes this reproducible: the model's first reply has a ModelNew that does
-    # not compile, and its repair is logged too.
-    assert {"generator", "repairer"} <= {a.node for a in attempts}, log
+    # What the tiny model writes depends on the machine even with greedy decoding (llama.cpp's
+    # arithmetic follows the CPU's vector units): on one CI machine its first reply had a ModelNew
+    # that did not compile and was repaired, on another (2026-12-02, at e4d3110 too) no ModelNew
+    # at all, twice, and the run ended on the reference. Both are clean ends; the checks below
+    # hold for either.
+    if all(a.stage == "author" for a in attempts):  # the author never produced a candidate
+        assert final.best is None and "no usable reply" in attempts[0].error, log
     assert len(report["attempts"]) == len(attempts)
     for i, a in enumerate(attempts):
         if a.stage != "author" and a.outcome != "correct" and a.node == "generator":
