@@ -67,6 +67,7 @@ def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | 
 
 def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,
                 candidate_name: str, result: EvalResult) -> EvalResult:
+    t0 = time.perf_counter()
     run = run_child("kernelskill.eval.judge_main", {
         "problem_source": problem_source, "candidate_source": candidate_source,
         "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict(),
@@ -83,6 +84,8 @@ def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, p
     if out.elapsed_s is None:
         out.elapsed_s = run.elapsed_s
     out.stage_seconds["processes"] = round(max(run.elapsed_s - out.elapsed_s, 0.0), 3)
+    # The parent's bookkeeping around the child: scratch folder, GPU ceilings copied in and out.
+    out.stage_seconds["parent"] = round(max(time.perf_counter() - t0 - run.elapsed_s, 0.0), 3)
     return out
 
 

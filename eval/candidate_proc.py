@@ -26,7 +26,7 @@ from . import precision as P
 from .contract import describe, tensor_leaves
 from .harness import seeded
 from .problem import CandidateError, load_candidate
-from .timing import FLUSH_BYTES
+from .timing import FLUSH_BYTES, touch_pages
 
 
 def _one_line(e: BaseException) -> str:
@@ -118,12 +118,14 @@ class Candidate:
         return out, (time.perf_counter() - t0) * 1e3
 
     def _timed(self, inputs: list[Any], poison_bytes: int) -> tuple[Any, float]:
-        """A timed forward: poisoned allocator, L2 flushed, device idle, CUDA events around it."""
+        """A timed forward: poisoned allocator, inputs' pages touched, L2 flushed, device idle,
+        CUDA events around it (timing.Timer's protocol)."""
         if not self.cuda:
             t0 = time.perf_counter()
             out = self.model(*inputs)
             return out, (time.perf_counter() - t0) * 1e3
         poison.poison_cuda_allocator(poison_bytes)
+        touch_pages(inputs)
         self.flush.zero_()
         torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -27,7 +27,7 @@ from . import harness as H
 from .compare import compare
 from .poison import poison_cuda_allocator
 from .roofline import tensor_bytes
-from .timing import Timer, implausibly_fast, relative_spread
+from .timing import Timer, implausibly_fast, relative_spread, touch_pages
 from .types import Rejected
 
 if TYPE_CHECKING:
@@ -122,7 +122,8 @@ def _check_outputs(w: Worker, kept: list[tuple[int, int, Any]]) -> None:
 
 def _judge_side_ms(w: Worker, timer: Timer, remote: Any) -> float:
     """What a run costs besides the forward and the ping, measured here where the candidate cannot
-    slow it down: the allocator poisoning, the L2 flush and the copies into the output slots."""
+    slow it down: the allocator poisoning, the page touch, the L2 flush and the copies into the
+    output slots."""
     in_bytes = tensor_bytes(remote.sets[0].items)
     samples = []
     for _ in range(5):
@@ -130,6 +131,7 @@ def _judge_side_ms(w: Worker, timer: Timer, remote: Any) -> float:
         t0 = time.perf_counter()
         if w.device == "cuda":
             poison_cuda_allocator(2 * in_bytes)
+            touch_pages(remote.sets[0].items)
             timer.flush_l2()
             torch.cuda.synchronize()
         for s, c in zip(remote.slots, copies, strict=True):

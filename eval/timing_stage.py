@@ -37,10 +37,14 @@ def run_timing(w: Worker) -> None:
     r, cuda = w.result, w.device == "cuda"
     timer = Timer(w.device, budget_s=w.opts.timing_budget_s if cuda else 0.5,
                   min_runs=10 if cuda else 2, max_runs=200 if cuda else 5)
-    sets = _input_sets(w)
-    cand = time_candidate(w, timer, len(sets))
+    with w.part("inputs"):
+        sets = _input_sets(w)
+    with w.part("candidate"):
+        cand = time_candidate(w, timer, len(sets))
     r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
-    with P.applied(w.policy):  # counting runs the reference once: under the same flags too
+    with w.part("imports"):
+        w.imports.wait()
+    with P.applied(w.policy), w.part("work"):  # counting runs the reference once: same flags
         r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
     if cuda:
         c = roofline.load_ceilings()
@@ -58,9 +62,11 @@ def run_timing(w: Worker) -> None:
         return
     # The baselines run under the candidate's flags: one policy on both sides.
     with P.applied(w.policy):
-        r.eager_ms = timer.time(w.ref, sets).median_ms
+        with w.part("eager"):
+            r.eager_ms = timer.time(w.ref, sets).median_ms
         if cuda:
-            r.compile_ms = _time_compiled(w, timer, sets)
+            with w.part("torch_compile"):
+                r.compile_ms = _time_compiled(w, timer, sets)
     if cuda:
         r.timing_is_cpu = False
         r.speedup_vs_eager = r.eager_ms / r.runtime_ms if r.runtime_ms else None

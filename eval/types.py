@@ -98,7 +98,10 @@ class EvalResult:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     """Where the evaluation's wall time went: the judge's own stages (load, compile, correctness,
     timing), the static checks before it, and "processes": starting the judge (interpreter,
-    sandbox, imports) and ending it, the part of the child's wall time outside its own clock."""
+    sandbox, imports) and ending it, the part of the child's wall time outside its own clock;
+    "parent": the caller's bookkeeping around the child. Dotted keys split a stage further
+    ("timing.eager", "correctness.reference", "processes.start": the judge's start-up alone) and
+    are already counted in their stage's key."""
     kernel_breakdown: list[dict[str, Any]] = field(default_factory=list)
     """With options.profile: per-kernel CUDA time of one candidate call (name, time_us, launches)."""
     peak_memory_mb: dict[str, float] = field(default_factory=dict)

@@ -16,9 +16,11 @@ nothing in the options or the candidate's reach predicts an input.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from .memory import MemoryMeter, release
 from .problem import ProblemError, load_problem
 from .signing import sign
 from .types import EvalOptions, EvalResult, Rejected
+from .warm_imports import for_evaluation
 
 
 class Worker:
@@ -52,10 +55,13 @@ class Worker:
         self.ref64_device = self.device
         """Where the float64 reference runs: the host once it did not fit on the GPU."""
         self._stage_started: float | None = None
+        self.imports = for_evaluation(self.device, self.opts.timing, self.opts.baselines)
+        """torch.compile's stack, imported while the judge waits (warm_imports.py)."""
 
     def stage(self, name: str) -> None:
         self._clock_stage()
-        self.meter.enter_stage(name)
+        with self.part("release", name):  # charged to the stage it opens, as its clock is
+            self.meter.enter_stage(name)
         self.result.stage = name
         if self.link is not None:
             self.link.stage = name
@@ -64,6 +70,11 @@ class Worker:
     # ---- stages -------------------------------------------------------------------------
     def run(self) -> EvalResult:
         t0 = time.time()
+        # The request was made just before this process started (deadline_unix = then + timeout):
+        # the interpreter's and the imports' share of "processes".
+        sent = self.req.get("deadline_unix", 0.0) - self.opts.timeout_s
+        if sent > 0:
+            self.result.stage_seconds["processes.start"] = round(max(t0 - sent, 0.0), 3)
         try:
             self._run()
             self.result.correct = True
@@ -78,6 +89,17 @@ class Worker:
             self._clock_stage()
         self.result.elapsed_s = round(time.time() - t0, 3)
         return self.result
+
+    @contextlib.contextmanager
+    def part(self, name: str, stage: str | None = None) -> Iterator[None]:
+        """Charge the time inside to `stage.name` as well (stage_seconds' finer keys): where a
+        stage's seconds go, e.g. timing.eager against timing.candidate."""
+        t0, key = time.perf_counter(), f"{stage or self.result.stage}.{name}"
+        try:
+            yield
+        finally:
+            seconds = self.result.stage_seconds
+            seconds[key] = round(seconds.get(key, 0.0) + time.perf_counter() - t0, 3)
 
     def _clock_stage(self) -> None:
         """Charge the time since the last stage change to the stage that was running."""
@@ -108,15 +130,18 @@ class Worker:
     def _stages(self, link: CandidateLink) -> None:
         self.remote = Remote(link, self.device, self.pool)
         weight_seed = H.secret_seed()
-        self.ref, init_values = self._build_reference(weight_seed)  # while the candidate starts
-        self.ref64 = H.double_copy(self.ref)
+        with self.part("reference"):
+            self.ref, init_values = self._build_reference(weight_seed)  # while the candidate starts
+            self.ref64 = H.double_copy(self.ref)
         # Measured before the candidate is imported, so the candidate cannot inflate it.
-        self.ping_ms = self.remote.ping_ms()
-        reply = link.request({"cmd": "init", "device": self.device, "precision": self.policy.name,
-                              "source": self.req["candidate_source"],
-                              "filename": self.req["candidate_name"], "weight_seed": weight_seed,
-                              "problem_file": self.req["problem_name"],
-                              "init_values": init_values})
+        with self.part("candidate_start"):
+            self.ping_ms = self.remote.ping_ms()
+        with self.part("candidate_init"):
+            reply = link.request({"cmd": "init", "device": self.device, "precision": self.policy.name,
+                                  "source": self.req["candidate_source"],
+                                  "filename": self.req["candidate_name"], "weight_seed": weight_seed,
+                                  "problem_file": self.req["problem_name"],
+                                  "init_values": init_values})
         if not reply.get("ok"):
             stage = "load" if reply.get("stage") == "load" else "compile"
             check = reply.get("check") if reply.get("check") in ("audit", "integrity") else \
@@ -150,7 +175,7 @@ class Worker:
         convolutions under `default`): the tolerance follows the policy while the float64
         reference stays the judge. The float64 output comes first, its float64 inputs freed
         before the fp32 forward, so the two forwards' inputs are never alive together."""
-        with self.meter.section("reference"):
+        with self.meter.section("reference"), self.part("reference"):
             ref64 = self._float64_output(inputs) if self.ref64 is not None else None
             ref_in = H.clone(inputs)
             with torch.no_grad(), P.applied(self.policy):
@@ -208,17 +233,21 @@ class Worker:
         """One checked forward against float64 (None: skipped, outside the operator's domain).
         Its tensors are this call's locals, freed when it returns, and each is dropped as soon as
         it is done with: the next trial never starts beside this one's outputs."""
-        inputs = H.make_inputs(self.problem, H.secret_seed(), self.device, perturb)
+        with self.part("inputs"):
+            inputs = H.make_inputs(self.problem, H.secret_seed(), self.device, perturb)
         ref64, ref32, ref_mutates, ref_in = self.reference_outputs(inputs)
-        if perturb is not None and not (_all_finite(ref64) and _all_finite(ref32)):
+        with self.part("finite"):
+            outside = perturb is not None and not (_all_finite(ref64) and _all_finite(ref32))
+        if outside:
             return None  # outside the operator's domain or fp32's range: skip, don't judge
         if self.remote.ref_desc is None:  # the first trial is the first forward
             self.ref_mutates = ref_mutates
             self.remote.set_contract(ref32, ref_in)
             self.remote.add_set(0, inputs)
         del ref_in
-        fwd = self.remote.forward(0, inputs, "trial", "compile_error" if self.result.stage ==
-                                  "compile" else "runtime_error")
+        with self.part("forward"):
+            fwd = self.remote.forward(0, inputs, "trial", "compile_error" if self.result.stage ==
+                                      "compile" else "runtime_error")
         del inputs
         if self.result.stage == "compile":
             self.result.kernel_names = fwd.kernels
@@ -228,14 +257,15 @@ class Worker:
         if fwd.mutated and not ref_mutates:
             raise Rejected("correctness", f"{label}: the candidate modified its inputs in place; "
                            "the reference does not", "input_mutation")
-        with self.meter.section("compare"):
+        with self.meter.section("compare"), self.part("compare"):
             verdict = compare(fwd.out, ref64, ref32, self.opts.atol, self.opts.rtol)
         del fwd, ref64
         if not verdict.ok:
             raise Rejected("correctness", f"{label}: {verdict.reason}{self._param_hint()}",
                            "wrong_output")
         if perturb is None:
-            changes.add(ref32)
+            with self.part("changes"):
+                changes.add(ref32)
         return verdict
 
     def _param_hint(self) -> str:

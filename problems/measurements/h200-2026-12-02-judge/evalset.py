@@ -14,11 +14,12 @@ from kernelskill.state.records import Problem
 
 import os
 prec, out, paths = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+REPEAT = int(os.environ.get("KS_REPEAT", "1"))  # evaluations per problem (the 2nd finds warm caches)
 DEV = os.environ.get("KS_DEVICE", "cuda")
 SIZE = "full" if DEV == "cuda" else "small"
 author = BuiltinAuthor()
 rows = []
-for p in map(Path, paths):
+for p in [Path(x) for x in paths for _ in range(REPEAT)]:
     key = f"{p.parent.name}/{p.stem}"
     t0 = time.time()
     try:
@@ -33,7 +34,8 @@ for p in map(Path, paths):
                    checks=r.failed_checks, runtime_ms=r.runtime_ms, eager_ms=r.eager_ms, compile_ms=r.compile_ms,
                    floor_ms=r.floor_ms, noise=getattr(r, "noise", None), gen_s=round(gen_s, 1),
                    eval_s=round(ev_s, 1), judge_s=r.elapsed_s, kernels=len(r.kernel_names or []),
-                   templates=sorted(cand.author_state.get("templates", [])), peak=getattr(r, "peak_memory_mb", None))
+                   templates=sorted(cand.author_state.get("templates", [])), peak=getattr(r, "peak_memory_mb", None),
+                   seconds=r.stage_seconds)
     except Exception as e:  # one problem's failure must not stop the set
         row = dict(problem=key, precision=prec, correct=False, stage="script", reason=f"{type(e).__name__}: {e}"[:300])
     rows.append(row)
