@@ -91,12 +91,13 @@ class Candidate:
         inputs = self.sets[msg["set"]]
         try:
             with torch.no_grad(), P.applied(self.policy), self.guard:
-                out, ms = (self._timed if msg["mode"] == "timed" else self._trial)(inputs, msg["poison"])
+                out, ms, idle_ms = (self._timed if msg["mode"] == "timed" else self._trial)(
+                    inputs, msg["poison"])
             desc = describe(out, inputs)
             self._to_slots(out)
         except Exception as e:
             return {"ok": False, "error": _one_line(e)}
-        return {"ok": True, "ms": ms, "out": desc,
+        return {"ok": True, "ms": ms, "idle_ms": idle_ms, "out": desc,
                 "kernels": kernels.own_kernels(self.seen, self.module.__name__)}
 
     def breakdown(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
@@ -106,7 +107,7 @@ class Candidate:
         return {"ok": True, "rows": rows}
 
     # ---- forwards ----------------------------------------------------------------------------
-    def _trial(self, inputs: list[Any], poison_bytes: int) -> tuple[Any, float]:
+    def _trial(self, inputs: list[Any], poison_bytes: int) -> tuple[Any, float, float]:
         """A correctness forward: every empty* tensor and the allocator's free blocks are NaN."""
         if self.cuda:
             poison.poison_cuda_allocator(poison_bytes)
@@ -115,25 +116,31 @@ class Candidate:
             out = self.model(*inputs)
             self._sync()
         self.seen |= seen
-        return out, (time.perf_counter() - t0) * 1e3
+        ms = (time.perf_counter() - t0) * 1e3
+        return out, ms, ms
 
-    def _timed(self, inputs: list[Any], poison_bytes: int) -> tuple[Any, float]:
+    def _timed(self, inputs: list[Any], poison_bytes: int) -> tuple[Any, float, float]:
         """A timed forward: poisoned allocator, inputs' pages touched, L2 flushed, device idle,
-        CUDA events around it (timing.Timer's protocol)."""
+        CUDA events around it (timing.Timer's protocol). Returns (output, event ms, idle ms): the
+        host's clock from the start event until every stream of the device is idle again, which
+        work the events do not see (another stream, left running at the end event) lengthens."""
         if not self.cuda:
             t0 = time.perf_counter()
             out = self.model(*inputs)
-            return out, (time.perf_counter() - t0) * 1e3
+            ms = (time.perf_counter() - t0) * 1e3
+            return out, ms, ms
         poison.poison_cuda_allocator(poison_bytes)
         touch_pages(inputs)
         self.flush.zero_()
         torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0 = time.perf_counter()
         start.record()
         out = self.model(*inputs)
         end.record()
         torch.cuda.synchronize()
-        return out, start.elapsed_time(end)
+        idle_ms = (time.perf_counter() - t0) * 1e3
+        return out, start.elapsed_time(end), idle_ms
 
     def _to_slots(self, out: Any) -> None:
         """Copy the output tensors into the judge's slots when they fit; when they do not, the

@@ -63,6 +63,9 @@ class Forward:
     """The candidate's own time for the forward (untrusted: bounded by `wall_ms`)."""
     wall_ms: float
     """The judge's wall clock from sending the command to receiving the reply."""
+    idle_ms: float
+    """The candidate process's host clock from its start event until the device was idle
+    (untrusted like `ms`, measured by evaluator code the integrity check guards)."""
     kernels: list[str]
     broken: tuple[str, str] | None = None
     """(check, reason) when the output breaks the reference's contract (then `out` is None)."""
@@ -106,14 +109,16 @@ class Remote:
         reply = self.link.request({"cmd": "run", "set": set_id, "mode": mode, "poison": 2 * nbytes})
         wall_ms = (time.perf_counter() - t0) * 1e3
         self._ok(reply, check, "forward failed: ")
-        ms = reply.get("ms")
-        if not isinstance(ms, (int, float)) or not ms >= 0:
-            raise Rejected(self.link.stage, f"the candidate process reported a time of {ms!r}", "crash")
+        ms, idle_ms = reply.get("ms"), reply.get("idle_ms")
+        for t in (ms, idle_ms):
+            if not isinstance(t, (int, float)) or not t >= 0:
+                raise Rejected(self.link.stage, f"the candidate process reported a time of {t!r}", "crash")
         kernels = [k for k in reply.get("kernels") or [] if isinstance(k, str)][:64]
         bad = contract.mismatch(reply.get("out"), self.ref_desc)
         out = None if bad else contract.rebuild(reply["out"], [s.clone() for s in self.slots])
         self._sync()
-        return Forward(out, not H.same_values(shared.items, inputs), float(ms), wall_ms, kernels, bad)
+        return Forward(out, not H.same_values(shared.items, inputs), float(ms), wall_ms, float(idle_ms),
+                       kernels, bad)
 
     def ping_ms(self, n: int = 20) -> float:
         """Median round trip of a command that does nothing: the IPC and Python cost per call."""

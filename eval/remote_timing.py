@@ -27,7 +27,7 @@ from . import harness as H
 from .compare import compare
 from .poison import poison_cuda_allocator
 from .roofline import tensor_bytes
-from .timing import Timer, implausibly_fast, relative_spread, touch_pages
+from .timing import Timer, escapes_events, implausibly_fast, relative_spread, touch_pages
 from .types import Rejected
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ class CandidateTiming:
     runs: int
     wall_ms: float
     """The judge's median wall clock per call, less the measured protocol overhead."""
+    idle_ms: float
+    """The candidate process's median host time from its start event to an idle device."""
     overhead_ms: float
     checked: int
     spread: float = 0.0
@@ -79,7 +81,7 @@ def time_candidate(w: Worker, timer: Timer, n_sets: int, warmup: int = 3) -> Can
     kept = _Reservoir(max(1, min(CHECKED_CUDA if cuda else CHECKED_CPU, KEEP_BYTES // out_bytes)))
     calls = [0]
 
-    def one() -> tuple[float, float]:
+    def one() -> tuple[float, float, float]:
         i, seed = calls[0], H.secret_seed()
         calls[0] += 1
         inputs = H.make_inputs(w.problem, seed, w.device)
@@ -89,7 +91,7 @@ def time_candidate(w: Worker, timer: Timer, n_sets: int, warmup: int = 3) -> Can
             raise Rejected("timing", f"timed run {i}: the candidate modified its inputs in place; the "
                            "reference does not", "input_mutation")
         kept.offer((i, seed, fwd.out))
-        return fwd.ms, fwd.wall_ms
+        return fwd.ms, fwd.wall_ms, fwd.idle_ms
 
     with torch.no_grad():
         for _ in range(warmup):
@@ -98,12 +100,18 @@ def time_candidate(w: Worker, timer: Timer, n_sets: int, warmup: int = 3) -> Can
         per_run = max(statistics.median(probe), 1e-3)
         runs = int(min(timer.max_runs, max(timer.min_runs, timer.budget_s * 1e3 / per_run)))
         timed = [one() for _ in range(max(runs, n_sets))]
-    events, walls = [t[0] for t in timed], [t[1] for t in timed]
+    events, walls, idles = [t[0] for t in timed], [t[1] for t in timed], [t[2] for t in timed]
     _check_outputs(w, kept.items)
     overhead = w.ping_ms + _judge_side_ms(w, timer, remote)
     stats = CandidateTiming(statistics.median(events), statistics.fmean(events), min(events),
-                            len(timed), max(statistics.median(walls) - overhead, 0.0), overhead,
-                            len(kept.items), relative_spread(events, statistics.median(events)))
+                            len(timed), max(statistics.median(walls) - overhead, 0.0),
+                            statistics.median(idles), overhead, len(kept.items),
+                            relative_spread(events, statistics.median(events)))
+    if escapes_events(stats.median_ms, stats.idle_ms, cuda):
+        raise Rejected("timing", f"the device stayed busy {stats.idle_ms:.3f} ms per call from the "
+                       f"candidate's start event where its events saw {stats.median_ms:.3f} ms: work "
+                       "escapes the timed region (another stream, or left running past the end "
+                       "event)", "hidden_work")
     if implausibly_fast(stats.median_ms, statistics.median(walls), overhead, w.ping_ms, cuda):
         raise Rejected("timing", f"the judge's wall clock saw {statistics.median(walls):.3f} ms per "
                        f"call ({overhead:.3f} ms of it protocol) where the candidate reported "

@@ -144,3 +144,18 @@ def implausibly_fast(event_ms: float, wall_ms: float, overhead_ms: float, ping_m
     call: work hidden on other streams, deferred past the timed region, or a patched clock."""
     dev = "cuda" if cuda else "cpu"
     return wall_ms > WALL_FACTOR[dev] * event_ms + overhead_ms + WALL_SLACK_MS[dev] + 2 * ping_ms
+
+
+# Rationale: from its start event until every stream of the device is idle again an honest forward
+# adds to its event time only the synchronize's return and host jitter (tens of microseconds on an
+# H200), while work on another stream that the end event does not wait for, or left running past
+# it, adds its whole duration. The candidate process measures both around the same call, so this
+# bound needs no allowance for the protocol (pings, copies, Python) that the judge's wall clock
+# (implausibly_fast) must allow: H200, session 28: a side-stream cheat hid 1.3 ms per call under
+# that bound's 1 ms slack.
+IDLE_FACTOR, IDLE_SLACK_MS = 1.2, 0.15
+
+
+def escapes_events(event_ms: float, idle_ms: float, cuda: bool) -> bool:
+    """True when the device stayed busy well beyond what the candidate's CUDA events saw."""
+    return cuda and idle_ms > IDLE_FACTOR * event_ms + IDLE_SLACK_MS

@@ -39,6 +39,11 @@ class EvalOptions:
     tested on their own): such a result has no runtime, and nothing in the graph turns it off."""
     profile: bool = False
     """Also collect a torch.profiler kernel breakdown of one candidate call (CUDA only)."""
+    work: list[float] | None = None
+    """[FLOPs, bytes] of the reference's forward as an earlier evaluation of the same problem, size
+    and policy counted them (the result's flops and bytes): the timing stage then takes them
+    instead of counting again. They describe the reference, never the candidate; counting imports
+    torch._dynamo (4-6 s of an evaluation on an H200 host)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,6 +88,9 @@ class EvalResult:
     """The reference output barely changes across trials: correctness is weakly certified."""
     wall_ms: float | None = None
     """Wall-clock cross-check per call, full device synchronize included."""
+    idle_ms: float | None = None
+    """The candidate process's host clock per call from its start event until the whole device
+    was idle: far above runtime_ms, work escaped the events (timing.escapes_events)."""
     noise: float | None = None
     """Run-to-run spread of the candidate's timed runs (interquartile range / median): a gain
     smaller than this is not a measured gain."""

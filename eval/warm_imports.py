@@ -4,8 +4,11 @@
 Inductor take seconds (measured on an H200 host: the timing stage's FLOP count 4-6 s and the
 torch.compile baseline 4.5-9 s per evaluation, most of it these imports). The judge spends as
 long again blocked on the candidate process (its start, import, first compile), with the GIL
-released: importing there costs the evaluation nothing. Whoever needs the modules first calls
-`wait()`; the thread imports nothing the judge's own stages use before that point.
+released: importing there costs the evaluation little. The timing stage waits for the thread
+before its first timed run (timing_stage.py), so no import competes for the GIL with the timed
+runs, whose wall clock bounds the candidate's reported time. It still competes with the
+correctness stage's comparisons (measured on an H200: they take 1-3 s longer), which costs less
+than waiting for the imports there (3-6 s idle, session 28).
 """
 
 from __future__ import annotations
@@ -36,11 +39,12 @@ class WarmImports:
             self._thread.join()
 
 
-def for_evaluation(device: str, timing: bool, baselines: bool) -> WarmImports:
-    """What this evaluation's timing stage will import: dynamo for the FLOP count, Inductor for
-    the torch.compile baseline (timed on a GPU only)."""
+def modules_for(device: str, timing: bool, baselines: bool, counts_work: bool = True) -> tuple[str, ...]:
+    """Pure: what this evaluation's timing stage will import: dynamo for the FLOP count (unless an
+    earlier evaluation's count is handed in), Inductor for the torch.compile baseline (timed on
+    a GPU only)."""
     if not timing:
-        return WarmImports(())
+        return ()
     if device == "cuda" and baselines:
-        return WarmImports(("torch._dynamo", "torch._inductor.compile_fx"))
-    return WarmImports(("torch._dynamo",))
+        return ("torch._dynamo", "torch._inductor.compile_fx")
+    return ("torch._dynamo",) if counts_work else ()

@@ -35,7 +35,7 @@ from .memory import MemoryMeter, release
 from .problem import ProblemError, load_problem
 from .signing import sign
 from .types import EvalOptions, EvalResult, Rejected
-from .warm_imports import for_evaluation
+from .warm_imports import WarmImports, modules_for
 
 
 class Worker:
@@ -55,7 +55,8 @@ class Worker:
         self.ref64_device = self.device
         """Where the float64 reference runs: the host once it did not fit on the GPU."""
         self._stage_started: float | None = None
-        self.imports = for_evaluation(self.device, self.opts.timing, self.opts.baselines)
+        self.imports = WarmImports(modules_for(self.device, self.opts.timing, self.opts.baselines,
+                                               counts_work=self.opts.work is None))
         """torch.compile's stack, imported while the judge waits (warm_imports.py)."""
 
     def stage(self, name: str) -> None:

@@ -82,10 +82,20 @@ def _repeat(state: GraphState, cand: Any, index: int) -> dict[str, Any]:
             "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
 
 
+def known_work(state: GraphState) -> list[float] | None:
+    """Pure: [FLOPs, bytes] of the reference's forward as an earlier evaluation in this thread
+    counted them (one problem, size and policy per thread), so later ones skip the count."""
+    for v in (state.best_verdict, state.verdict, state.reference_verdict):
+        if v is not None and v.flops is not None and v.bytes is not None:
+            return [v.flops, v.bytes]
+    return None
+
+
 def evaluate_candidate(state: GraphState, source: str, baselines: bool) -> Verdict:
     s = state.settings
     opts = EvalOptions(device=s.device, size=s.size, trials=s.trials, timeout_s=s.eval_timeout_s,
-                       baselines=baselines, precision=s.precision, profile=s.device == "cuda")
+                       baselines=baselines, precision=s.precision, profile=s.device == "cuda",
+                       work=known_work(state))
     result = evaluate(state.problem.source, source, opts, problem_name=state.problem.path,
                       candidate_name=f"candidate_{source_hash(source)}.py")
     return Verdict.of(result)

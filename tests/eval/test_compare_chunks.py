@@ -170,6 +170,26 @@ def test_changes_across_is_unchanged_and_forgets_the_first_output() -> None:
     assert track.varies() and track.first is None  # nothing kept once the answer is known
 
 
+def test_large_outputs_are_tracked_by_an_evenly_spread_sample() -> None:
+    base = torch.randn(40, 25).t()  # non-contiguous: sampled by index, never copied whole
+    track = ChangeTracker(sample=100)
+    track.add(base)
+    assert track.first is not None and track.first[0][0].numel() == 100
+    track.add(base.clone())
+    assert not track.varies()
+    moved = base.clone()
+    moved[0, 0] += 1.0  # element 0 is always in the sample
+    track.add(moved)
+    assert track.varies()
+    # Small outputs are kept whole, as before: a change anywhere counts.
+    small = ChangeTracker(sample=100)
+    small.add(torch.zeros(10))
+    one = torch.zeros(10)
+    one[7] = 1.0
+    small.add(one)
+    assert small.varies()
+
+
 @pytest.mark.parametrize("shape", [(5, 2, 3), (2, 3, 5), (1, 40), (40, 1), (3, 0), ()])
 def test_pieces_cover_any_layout_in_row_major_order(shape: tuple[int, ...]) -> None:
     base = torch.arange(math.prod(shape)).reshape(shape)

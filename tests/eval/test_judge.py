@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from kernelskill.eval import harness as H
 from kernelskill.eval.api import _run_worker
-from kernelskill.eval.timing import implausibly_fast
+from kernelskill.eval.timing import escapes_events, implausibly_fast
 from kernelskill.eval.types import EvalOptions, EvalResult
 from kernelskill.eval.worker import Worker
 
@@ -224,6 +224,19 @@ def test_the_judges_wall_clock_bounds_the_reported_time(event_ms: float, wall_ms
                                                         hidden: bool) -> None:
     # The backstop behind the integrity check, for a clock faked some other way.
     assert implausibly_fast(event_ms, wall_ms, overhead_ms=0.05, ping_ms=0.1, cuda=cuda) is hidden
+
+
+@pytest.mark.parametrize(("event_ms", "idle_ms", "hidden"), [
+    (1.0, 1.03, False),   # the synchronize's return on top of an honest forward
+    (0.05, 0.12, False),  # a tiny forward with host jitter
+    (1.725, 3.05, True),  # H200, session 28: a side-stream cheat that the 1 ms wall slack let through
+    (0.05, 1.05, True),   # a whole 1 ms forward on a side stream, the events seeing its launch only
+])
+def test_the_candidates_own_idle_clock_bounds_its_events(event_ms: float, idle_ms: float,
+                                                         hidden: bool) -> None:
+    # No allowance for the protocol is needed: both clocks are read around the same call.
+    assert escapes_events(event_ms, idle_ms, cuda=True) is hidden
+    assert not escapes_events(event_ms, idle_ms, cuda=False)  # on the CPU both are one clock
 
 
 FAKE_REPLY = '''

@@ -21,6 +21,7 @@ def test_stage_seconds_account_for_the_evaluation() -> None:
     r = evaluate((FIXTURES / "relu_scale.py").read_text(), good(), opts)
     wall = time.time() - t0
     assert r.correct, r.reason
+    assert r.idle_ms is not None and r.idle_ms >= 0  # the candidate's own start-to-idle clock, reported
     s = r.stage_seconds
     assert {"static", "load", "compile", "correctness", "timing", "processes"} <= set(s), s
     assert all(v >= 0 for v in s.values()) and s["processes"] > 0, s
@@ -61,3 +62,30 @@ def test_the_graph_always_times() -> None:
                  if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "EvalOptions"]
         assert calls and all(k.arg != "timing" for c in calls for k in c.keywords), rel
     assert EvalOptions().timing is True
+
+
+def test_background_imports_finish_and_a_failed_one_is_only_recorded() -> None:
+    from kernelskill.eval.warm_imports import WarmImports, modules_for
+
+    ok = WarmImports(("json", "colorsys"))
+    ok.wait()
+    assert ok.error is None and "colorsys" in sys.modules
+    bad = WarmImports(("kernelskill_no_such_module",))
+    bad.wait()  # the stage that needs the module imports it itself and raises there
+    assert isinstance(bad.error, ModuleNotFoundError)
+    assert modules_for("cuda", timing=False, baselines=True) == ()
+    assert "torch._inductor.compile_fx" in modules_for("cuda", timing=True, baselines=True)
+    assert modules_for("cpu", timing=True, baselines=True) == ("torch._dynamo",)
+    assert modules_for("cuda", timing=True, baselines=False, counts_work=False) == ()
+
+
+def test_a_work_count_handed_in_is_used_instead_of_counting() -> None:
+    opts = EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines=False,
+                       work=[123.0, 456.0])
+    r = evaluate((FIXTURES / "relu_scale.py").read_text(), good(), opts)
+    assert r.correct, r.reason
+    assert (r.flops, r.bytes) == (123.0, 456.0) and "timing.work" not in r.stage_seconds
+    counted = evaluate((FIXTURES / "relu_scale.py").read_text(), good(),
+                       EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines=False))
+    assert counted.flops is not None and counted.bytes and counted.bytes > 0
+    assert "timing.work" in counted.stage_seconds
