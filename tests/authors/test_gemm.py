@@ -51,7 +51,7 @@ def gen(src: str, skill: str | None = None, params: dict | None = None,
 
 
 def used(c: Candidate) -> list[str]:
-    return list(c.author_state.get("templates", []))
+    return list(c.author_state.templates)
 
 
 def check(src: str, skill: str | None = None, expect: str | None = None, kernels: int = 1,
@@ -445,7 +445,7 @@ def test_suite_problem(path: str) -> None:
     assert result.correct, result.reason
     if "gemm-epilogue-fusion" in used(cand):
         assert result.custom_kernels >= 1
-    if re.search(r"torch\.(matmul|bmm)\(|nn\.Linear", src) and not cand.author_state.get("verbatim"):
+    if re.search(r"torch\.(matmul|bmm)\(|nn\.Linear", src) and not cand.author_state.verbatim:
         assert "gemm-epilogue-fusion" in used(cand)
 
 
