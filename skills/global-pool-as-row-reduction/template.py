@@ -14,6 +14,7 @@ from kernelskill.authors.builtin.templates.api import (
     COLLAPSE,
     CP_PLANS,
     CP_RUNTIME,
+    POOL_GLOBAL,
     EmitContext,
     Emitted,
     Op,
@@ -27,25 +28,6 @@ from kernelskill.authors.builtin.templates.api import (
     plan_args_key,
     single_output,
 )
-
-GPOOL_RUNTIME = '''
-def _gpool_plan(attrs, ops, dims, n_src):
-    """Launch plan of a global-pool launcher (see _cp_plan) for meta operands `ops` (n_src source
-    operands, then the epilogue's; no attributes): output shape, planes P, row length L, source
-    and epilogue strides, the kernel's size arguments and constexprs, its grid, and an empty
-    autotuning-pick slot for _launch."""
-    src, epi = ops[:n_src], ops[n_src:]
-    shape = _bshape(*[t.shape for t in src])
-    n_, c_, (D, H, W) = _cp_planes(shape, dims)
-    lead = len(shape) - dims
-    out = torch.empty((*shape[:lead], *([1] * dims)), device="meta")
-    P, L = n_ * c_, D * H * W
-    sst = [_cp_strides(t, shape, dims) for t in src]
-    kw = dict(SPLIT=any(st[5] < 0 for st in sst), I64=_i64(out, *ops))
-    grid = lambda meta: (_cdiv(P, meta['BLOCK_P']),)
-    return (out.shape, P, L, tuple(s for st in sst for s in st), _cp_flat(epi, out.shape, dims, 6),
-            (P, c_, L, H, W), kw, grid, [])
-'''
 
 # Rationale: long rows (L >= 1024, e.g. 64x64 maps) want one or a few planes per program and
 # wide chunks; short rows (7x7 = 49 in CNN heads) want many planes per program so a program
@@ -85,7 +67,7 @@ class GlobalPoolRowReduction(Template):
         ctx.share("collapse", COLLAPSE)
         ctx.share("conv_pool", CP_RUNTIME)
         ctx.share("cp_plans", CP_PLANS)
-        ctx.share("gpool", GPOOL_RUNTIME)
+        ctx.share("gpool", POOL_GLOBAL)
         op = region.anchor
         dims = _global_dims(op)
         out = single_output(region)

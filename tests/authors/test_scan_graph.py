@@ -284,11 +284,10 @@ def test_graph_wrapper_runs_large_inputs_plainly() -> None:
     """Each replay copies the inputs into the graph's buffers and the outputs out of them, so inputs
     plus outputs above 192 MB in total take the plain forward (the copies cost more than replay
     saves); meta tensors hold no memory."""
-    from kernelskill.authors.builtin.templates.loader import load_templates
+    from kernelskill.authors.builtin.runtime import GRAPH_REPLAY
 
-    helpers = load_templates()[GRAPH].wrap.__globals__["HELPERS"]
     ns: dict = {"torch": torch}
-    exec(compile(helpers, "<graph helpers>", "exec"), ns)  # noqa: S102  (the wrapper's own helpers)
+    exec(compile(GRAPH_REPLAY, "<graph helpers>", "exec"), ns)  # noqa: S102  (the wrapper's own helpers)
     small = ns["_graph_small"]
     mb = 1 << 20
     assert small([torch.empty(48 * mb, device="meta")])  # 192 MB of fp32: at the limit

@@ -59,7 +59,15 @@ from ..families.reductions.templates import (
 from ..families.scan.codegen import COMBINES, emit_scan
 from ..families.scan.match import scan_dim, scan_region_ok
 from ..frontend.ir import Op, Program, Region, Value
-from ..runtime import COLLAPSE, CP_PLANS, CP_RUNTIME
+from ..runtime import (
+    COLLAPSE,
+    CP_PLANS,
+    CP_RUNTIME,
+    GRAPH_FORWARD,
+    GRAPH_REPLAY,
+    POOL_GLOBAL,
+    POOL_WINDOW,
+)
 from .base import EmitContext, Emitted, Template
 from .launch import autotune
 
@@ -78,12 +86,16 @@ __all__ = [
     "EmitContext",
     "Emitted",
     "FusedElementwise",
+    "GRAPH_FORWARD",
+    "GRAPH_REPLAY",
     "GemmTemplate",
     "IndexReductionTemplate",
     "KernelOpts",
     "LossTemplate",
     "Op",
     "PIXEL_COORDS",
+    "POOL_GLOBAL",
+    "POOL_WINDOW",
     "POINTWISE_CONFIGS",
     "PREP16_CONFIGS",
     "PREP_CONFIGS",
