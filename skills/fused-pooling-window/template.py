@@ -20,6 +20,7 @@ from kernelskill.authors.builtin.templates.api import (
     EmitContext,
     Emitted,
     PlaneChain,
+    PlaneLaunch,
     Region,
     Template,
     autotune,
@@ -28,7 +29,6 @@ from kernelskill.authors.builtin.templates.api import (
     indent,
     is_float,
     module_expr,
-    plan_args_key,
     single_output,
     window_tile_lines,
 )
@@ -135,26 +135,13 @@ class FusedPoolingWindow(Template):
 
         src_vals = pro.ext if pro else [op.inputs[0]]
         epi_vals = epi.ext if epi else []
-        src_names = [f"a{i}" for i in range(len(src_vals))]
-        epi_names = [f"b{i}" for i in range(len(epi_vals))]
-        plans = ctx.name("plans")
-        attr_names = ["ks", "st", "pad", "dil", "ceil", "cip", "divisor"]
         # The launch plan (output geometry, strides, constexprs, grid) depends on the operands'
         # metadata and the layer's attributes only: computed once per key (_pool_plan), so a call
         # costs the lookup, the output allocation and the launch.
-        ptrs = ", ".join([*src_names, "*sargs", *epi_names, *(["*eargs"] if epi_names else [])])
-        launcher = [f"{plans} = {{}}",
-                    "",
-                    "",
-                    f"def {lname}({', '.join(attr_names + src_names + epi_names)}):",
-                    f"    key = {plan_args_key(attr_names, src_names + epi_names)}",
-                    "    shape, numel, sargs, eargs, sizes, kw, grid, pick = _cp_plan("
-                    f"{plans}, key, {len(attr_names)}, _pool_plan, {dims}, {len(src_names)}, {bool(pro)})",
-                    f"    out = torch.empty(shape, device=a0.device, dtype={out.meta.dtype})",
-                    "    if numel == 0:",
-                    "        return out",
-                    f"    _launch({kname}, grid, pick, (out, {ptrs}, *sizes), kw)",
-                    "    return out"]
+        launch = PlaneLaunch(name=lname, plans=ctx.name("plans"), kernel=kname, planner="_pool_plan",
+                             n_src=len(src_vals), n_epi=len(epi_vals), dtype=str(out.meta.dtype),
+                             attrs=("ks", "st", "pad", "dil", "ceil", "cip", "divisor"),
+                             consts=(dims, bool(pro)))
         a = op.attrs
         mod = module_expr(op)
         names = ["kernel_size", "stride", "padding", "dilation", "ceil_mode", "count_include_pad",
@@ -170,7 +157,7 @@ class FusedPoolingWindow(Template):
                     bool(a.get("ceil_mode")), a.get("count_include_pad", True), a.get("divisor_override")]
             attrs = [repr(tuple(v) if isinstance(v, list) else v) for v in vals]  # lists do not hash
         args = attrs + [v.name for v in src_vals] + [v.name for v in epi_vals]
-        return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+        return Emitted(kernels=[kernel], helpers=[launch.render()],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])
 
 

@@ -19,13 +19,13 @@ from kernelskill.authors.builtin.templates.api import (
     Emitted,
     Op,
     PlaneChain,
+    PlaneLaunch,
     Region,
     Template,
     autotune,
     chain_ok,
     indent,
     is_float,
-    plan_args_key,
     single_output,
 )
 
@@ -122,28 +122,13 @@ class GlobalPoolRowReduction(Template):
 
         src_vals = pro.ext if pro else [op.inputs[0]]
         epi_vals = epi.ext if epi else []
-        src_names = [f"a{i}" for i in range(len(src_vals))]
-        epi_names = [f"b{i}" for i in range(len(epi_vals))]
-        plans = ctx.name("plans")
         # The launch plan depends on the operands' metadata only: computed once per signature
         # (_gpool_plan), so a call costs the lookup, the output allocation and the launch.
-        ptrs = ", ".join([*src_names, "*sargs", *epi_names, *(["*eargs"] if epi_names else [])])
-        launcher = [f"{plans} = {{}}",
-                    "",
-                    "",
-                    f"def {lname}({', '.join(src_names + epi_names)}):",
-                    f"    key = {plan_args_key([], src_names + epi_names)}",
-                    "    shape, P, L, sargs, eargs, sizes, kw, grid, pick = _cp_plan("
-                    f"{plans}, key, 0, _gpool_plan, {dims}, {len(src_names)})",
-                    f"    out = torch.empty(shape, device=a0.device, dtype={out.meta.dtype})",
-                    "    if P == 0:",
-                    "        return out",
-                    "    if L == 0:",
-                    "        return out.fill_(float('nan'))",
-                    f"    _launch({kname}, grid, pick, (out, {ptrs}, *sizes), kw)",
-                    "    return out"]
+        launch = PlaneLaunch(name=lname, plans=ctx.name("plans"), kernel=kname, planner="_gpool_plan",
+                             n_src=len(src_vals), n_epi=len(epi_vals), dtype=str(out.meta.dtype),
+                             consts=(dims,))
         args = [v.name for v in src_vals] + [v.name for v in epi_vals]
-        return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+        return Emitted(kernels=[kernel], helpers=[launch.render()],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])
 
 

@@ -21,12 +21,13 @@ def _pool_out(size, k, s, p, d, ceil):
     return out
 
 
-def _pool_plan(attrs, ops, dims, n_src, pro):
-    """Launch plan of a window-pooling launcher (see _cp_plan) for the layer's (kernel_size,
+def _pool_plan(attrs, ops, n_src, dims, pro):
+    """Launch plan of a window-pooling launcher (see _cp_run) for the layer's (kernel_size,
     stride, padding, dilation, ceil_mode, count_include_pad, divisor_override) and meta operands
-    `ops` (n_src source operands, then the epilogue's): output shape and size, the source and
-    epilogue strides (j too for a prologue's operands), the kernel's size arguments and
-    constexprs, its grid, and an empty autotuning-pick slot for _launch."""
+    `ops` (n_src source operands, then the epilogue's): output shape, whether to launch (a
+    non-empty output), no fill, the source and epilogue strides (j too for a prologue's
+    operands), the kernel's size arguments and constexprs, its grid, and an empty
+    autotuning-pick slot for _launch."""
     ks, st, pad, dil, ceil, cip, divisor = attrs
     src, epi = ops[:n_src], ops[n_src:]
     shape = _bshape(*[t.shape for t in src])
@@ -44,5 +45,5 @@ def _pool_plan(attrs, ops, dims, n_src, pro):
     kw = dict(KD=K3[0], KH=K3[1], KW=K3[2], SD=S3[0], SH=S3[1], SW=S3[2], PD=P3[0], PH=P3[1],
               PW=P3[2], DD=L3[0], DH=L3[1], DW=L3[2],
               CIP=bool(cip), DIV=int(divisor or 0), I64=_i64(out, *ops))
-    return (out.shape, out.numel(), _cp_flat(src, shape, dims, 6 if pro else 5),
+    return (out.shape, out.numel() > 0, None, _cp_flat(src, shape, dims, 6 if pro else 5),
             _cp_flat(epi, out.shape, dims, 6), (c_, D, H, W, OD, OH, OW, R), kw, grid, [])
