@@ -68,7 +68,7 @@ def build_report(state: GraphState, thread_id: str) -> dict[str, Any]:
         "best": None if v is None else {
             **(_timings(v) or {}),
             "skill_id": state.best.skill_id if state.best else None,
-            "templates": (state.best.author_state or {}).get("templates", []) if state.best else [],
+            "templates": list(state.best.author_state.templates) if state.best else [],
         },
         "delivered": _timings(delivered),
         "profile": state.profile.model_dump() if state.profile else None,

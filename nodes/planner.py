@@ -55,7 +55,7 @@ def planner(state: GraphState) -> dict[str, Any]:
     matmul_tf32 = policy(state.settings.precision).matmul_tf32
     hits = get_index().query(state.profile, k=CANDIDATE_SKILLS, allow_tf32=matmul_tf32,
                              training=True, gpu=state.best_verdict.gpu_name if state.best_verdict else None)
-    in_best = set((state.best.author_state or {}).get("templates", []))
+    in_best = set(state.best.author_state.templates)
     author, task = get_author(state.settings), task_of(state)
     plan = choose(hits, tried, lambda skill_id: author.can_apply(skill_id, task), in_best)
     if plan is None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..authors.base import AuthorError
 from ..authors.builtin.emit import assemble_verbatim
+from ..state.author_state import AuthorState
 from ..state.graph_state import GraphState
 from ..state.records import Attempt, Candidate, source_hash
 from .generator import skill_text, task_of
@@ -51,7 +52,7 @@ def fallback_level(state: GraphState) -> int:
     """Pure: the level this repair works at. One below the current candidate's own when it repeats
     a failure; the reference when nothing is correct yet and the repair budget is spent."""
     cand = state.candidate
-    level = int((cand.author_state or {}).get("fallback_level", AUTHOR)) if cand is not None else AUTHOR
+    level = cand.author_state.fallback_level if cand is not None else AUTHOR
     if repeats_a_failure(state.attempts):
         level += 1
     if state.best is None and state.repairs >= state.settings.repairs:
@@ -65,7 +66,7 @@ def reference_candidate(state: GraphState, why: str) -> Candidate:
            f"ModelNew.\n\n{why}")
     return Candidate(source=assemble_verbatim(state.problem.source, doc), author="reference",
                      note=f"fallback: the reference verbatim ({why})",
-                     author_state={"fallback_level": REFERENCE, "verbatim": True})
+                     author_state=AuthorState(fallback_level=REFERENCE, verbatim=True))
 
 
 def repairer(state: GraphState) -> dict[str, Any]:
@@ -89,7 +90,7 @@ def repairer(state: GraphState) -> dict[str, Any]:
         if state.best is None:  # nothing correct to fall back on: the reference is
             return {"candidate": reference_candidate(state, f"the author gave up: {e}"), **done}
         return _give_up(state, str(e), getattr(e, "tokens", None))
-    fixed.author_state = {**(fixed.author_state or {}), "fallback_level": level}
+    fixed.author_state = fixed.author_state.model_copy(update={"fallback_level": level})
     if level == LAST_RESORT:
         fixed.note = f"{fixed.note} (last resort: a repair repeated an earlier failure)"
     return {"candidate": fixed, **done}

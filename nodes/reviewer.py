@@ -77,7 +77,7 @@ def _repeat(state: GraphState, cand: Any, index: int) -> dict[str, Any]:
     earlier = state.attempts[index]
     attempt = earlier.model_copy(update={"round": state.round, "node": state.node, "skill_id": cand.skill_id,
                                          "params": cand.params, "note": cand.note, "repeat_of": index,
-                                         "tokens": (cand.author_state or {}).get("tokens")})
+                                         "tokens": cand.author_state.tokens})
     return {"verdict": repeat_verdict(earlier, index, state.settings.device != "cuda"), "attempts": [attempt],
             "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
 
@@ -135,7 +135,7 @@ def reviewer(state: GraphState) -> dict[str, Any]:
     attempt = Attempt(round=state.round, node=state.node, skill_id=cand.skill_id, params=cand.params,
                       source_hash=source_hash(cand.source), outcome=outcome_of(v), error=error, **kept,
                       profile_signature=state.profile.signature if state.profile else None, note=cand.note,
-                      tokens=(cand.author_state or {}).get("tokens"))
+                      tokens=cand.author_state.tokens)
     update: dict[str, Any] = {"verdict": v, "attempts": [attempt],
                               "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
     better = is_better(v, state.best_verdict, s.min_gain)

@@ -1,5 +1,7 @@
 """Typed records that flow through the graph: Problem, Candidate, Profile, Plan, Attempt.
 
+A candidate's author state is declared in state/author_state.py.
+
 The evaluator's own result type lives in `eval/types.py` (eval/ must import nothing but the
 standard library, torch, triton and numpy); `Attempt` keeps the fields of it the planner needs,
 declared there (state/eval_fields.py).
@@ -10,8 +12,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from .author_state import AuthorState
 from .eval_fields import eval_result_model
 from .vocab import Bottleneck, Outcome, Structure
 
@@ -38,9 +41,14 @@ class Candidate(BaseModel):
     skill_id: str | None = Field(default=None, description="The skill this candidate applies, if any")
     params: dict[str, Any] = Field(default_factory=dict, description="The skill's parameters")
     note: str = Field(default="", description="One line from the author: what changed and why")
-    author_state: dict[str, Any] = Field(
-        default_factory=dict, description="Opaque state the author needs to derive the next candidate "
-                                          "from this one (e.g. the built-in author's template choices)")
+    author_state: AuthorState = Field(
+        default_factory=AuthorState, description="What the author needs to derive the next candidate "
+                                                 "from this one, and what the graph reads of it")
+
+    @field_validator("author_state", mode="before")
+    @classmethod
+    def _none_is_empty(cls, v: Any) -> Any:
+        return AuthorState() if v is None else v  # older records may hold None
 
     @property
     def hash(self) -> str:

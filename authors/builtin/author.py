@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from ...eval import precision
+from ...state.author_state import AuthorState, BuiltinConfig
 from ...state.records import Candidate, Plan
 from ..base import AuthorError, AuthorTask, same_code
 from .emit import assemble, assemble_verbatim
@@ -26,20 +25,9 @@ from .templates.base import EmitContext, Emitted, Template
 from .templates.loader import load_templates
 
 
-@dataclass
-class BuiltinConfig:
-    enabled: list[str] = field(default_factory=list)
-    """Non-default templates turned on by applied skills, newest last."""
-    disabled: list[str] = field(default_factory=list)
-    """Templates turned off (by repair)."""
-    params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    fallback_regions: list[str] = field(default_factory=list)
-    """Region keys (first op's output name) emitted as plain PyTorch."""
-
-    @classmethod
-    def of(cls, cand: Candidate | None) -> BuiltinConfig:
-        data = (cand.author_state or {}).get("config") if cand else None
-        return cls(**data) if data else cls()
+def config_of(cand: Candidate | None) -> BuiltinConfig:
+    """A copy of the config `cand` was built from (the defaults without a candidate), to change."""
+    return cand.author_state.config.model_copy(deep=True) if cand else BuiltinConfig()
 
 
 def region_key(region: Region) -> str:
@@ -78,7 +66,7 @@ class BuiltinAuthor:
     def apply(self, task: AuthorTask, plan: Plan) -> Candidate:
         if plan.skill_id not in self.templates:
             raise AuthorError(f"skill {plan.skill_id} has no template the built-in author can run")
-        cfg = BuiltinConfig.of(task.best)
+        cfg = config_of(task.best)
         cfg.enabled = [t for t in cfg.enabled if t != plan.skill_id] + [plan.skill_id]
         cfg.disabled = [t for t in cfg.disabled if t != plan.skill_id]
         if plan.params:
@@ -89,30 +77,31 @@ class BuiltinAuthor:
 
     def repair(self, task: AuthorTask) -> Candidate:
         cur = task.current
-        state = (cur.author_state or {}) if cur else {}
-        cfg = BuiltinConfig.of(cur)
-        kernels: dict[str, str] = state.get("kernels", {})
-        aliases: dict[str, str] = state.get("kernel_aliases", {})
-        named = [key for name, key in kernels.items()
+        state = cur.author_state if cur else AuthorState()
+        cfg = config_of(cur)
+        aliases = state.kernel_aliases
+        named = [key for name, key in state.kernels.items()
                  if task.error and re.search(rf"\b{aliases.get(name, name)}\b", task.error)]
-        extra: dict[str, Any] = {}
+        suspects: list[str] = []
+        trial: list[str] = []
         if named:
             cfg.fallback_regions += [k for k in named if k not in cfg.fallback_regions]
             note = f"repair: region(s) {', '.join(named)} back to PyTorch"
-        elif cfg.enabled and not state.get("trial"):
+        elif cfg.enabled and not state.trial:
             dropped = cfg.enabled.pop()
             cfg.disabled.append(dropped)
             note = f"repair: template {dropped} turned off"
         else:
-            note, extra = self._bisect(cfg, state, task.repairs_left)
+            note, suspects, trial = self._bisect(cfg, state, task.repairs_left)
         cand = self._build(task, cfg, note=note)
-        cand.author_state.update(extra)
+        cand.author_state.suspects, cand.author_state.trial = suspects, trial
         if cur is not None:
             cand.skill_id, cand.params = cur.skill_id, dict(cur.params)
         return cand
 
     @staticmethod
-    def _bisect(cfg: BuiltinConfig, state: dict[str, Any], repairs_left: int | None) -> tuple[str, dict]:
+    def _bisect(cfg: BuiltinConfig, state: AuthorState,
+                repairs_left: int | None) -> tuple[str, list[str], list[str]]:
         """Find the guilty region (or rewrite) by halving the suspects, one repair at a time.
 
         Suspects are the regions in our kernels plus the program rewrites. A repair turns half of
@@ -120,10 +109,10 @@ class BuiltinAuthor:
         other half, so the trial half is restored and the search continues there. On the last
         repair everything still suspected goes back to PyTorch, so the lineage ends correct.
         Rationale: with one wrong region among n, halving needs log2(n) repairs instead of n.
+        Returns the note, the suspects and this repair's trial.
         """
-        trial: list[str] = state.get("trial", [])
-        suspects: list[str] = state.get("suspects") or [
-            *state.get("templated", []), *(f"rewrite:{t}" for t in state.get("rewrites", []))]
+        trial = state.trial
+        suspects = state.suspects or [*state.templated, *(f"rewrite:{t}" for t in state.rewrites)]
         if trial:  # the previous trial did not fix it: innocent, restore it
             suspects = [x for x in suspects if x not in trial]
             cfg.fallback_regions = [k for k in cfg.fallback_regions if k not in trial]
@@ -138,7 +127,7 @@ class BuiltinAuthor:
             elif x not in cfg.fallback_regions:
                 cfg.fallback_regions.append(x)
         note = f"repair: {len(pick)} of {len(suspects)} suspect(s) back to PyTorch"
-        return note, {"suspects": suspects, "trial": pick}
+        return note, suspects, pick
 
     # ---- building ---------------------------------------------------------------------------
     def _capture(self, task: AuthorTask) -> Captured:
@@ -175,7 +164,7 @@ class BuiltinAuthor:
     def _build(self, task: AuthorTask, cfg: BuiltinConfig, note: str) -> Candidate:
         policy = precision.policy(task.precision)
         ctx = EmitContext(matmul_tf32=policy.matmul_tf32, conv_tf32=policy.conv_tf32)
-        state: dict[str, Any] = {"config": asdict(cfg), "kernels": {}, "templated": [], "templates": []}
+        state = AuthorState(config=cfg.model_copy(deep=True))
         try:
             cap = self._capture(task)
         except CaptureError as e:
@@ -183,15 +172,15 @@ class BuiltinAuthor:
             # that whole-forward skills can build on.
             doc = f"Generated by kernelskill's built-in author for {task.problem.name}.\n\n{e}"
             source = assemble_verbatim(task.problem.source, doc)
-            state["verbatim"], note = True, f"{note}; verbatim forward ({e})"
+            state.verbatim, note = True, f"{note}; verbatim forward ({e})"
         else:
             source = self._assemble(task, cap, cfg, ctx, state)
-        for tpl in self._program_templates(cfg, state["templates"]):
+        for tpl in self._program_templates(cfg, state.templates):
             ctx.params = cfg.params.get(tpl.id, {})
             wrapped = tpl.wrap(source, ctx)
             if wrapped is not None:
                 source = wrapped
-                state["templates"] = sorted({*state["templates"], tpl.id})
+                state.templates = sorted({*state.templates, tpl.id})
         return Candidate(source=source, author="builtin", note=note, author_state=state)
 
     def _program_templates(self, cfg: BuiltinConfig, used: list[str]) -> list[Template]:
@@ -206,7 +195,7 @@ class BuiltinAuthor:
         return on
 
     def _assemble(self, task: AuthorTask, cap: Captured, cfg: BuiltinConfig, ctx: EmitContext,
-                  state: dict[str, Any]) -> str:
+                  state: AuthorState) -> str:
         program = cap.program
         rewrites = []
         for tpl in self._active(cfg, "rewrite"):
@@ -215,7 +204,7 @@ class BuiltinAuthor:
             if rewritten is not None:
                 program = rewritten
                 rewrites.append(tpl.id)
-        state["rewrites"] = rewrites
+        state.rewrites = rewrites
         regions = partition(program, self._chooser(cfg))
         emitted: list[Emitted | None] = []
         for region in regions:
@@ -228,23 +217,23 @@ class BuiltinAuthor:
                 em = tpl.emit(region, ctx)
             except Exception as e:  # a template bug costs its region, not the candidate
                 why = f"{tpl.id}: {type(e).__name__}: {e}"
-                state.setdefault("emit_failures", {})[region_key(region)] = why
+                state.emit_failures[region_key(region)] = why
                 region.template = None
                 emitted.append(None)
                 continue
             emitted.append(em)
-            state["templated"].append(region_key(region))
+            state.templated.append(region_key(region))
             for src in em.kernels:
                 m = re.search(r"def (\w+)\(", src)
                 if m:
-                    state["kernels"][m.group(1)] = region_key(region)
+                    state.kernels[m.group(1)] = region_key(region)
         # Rewrites count as used templates too: the skill statistics must credit them.
-        state["templates"] = sorted({r.template for r in regions if r.template} | set(rewrites))
-        failed = state.get("emit_failures", {})
+        state.templates = sorted({r.template for r in regions if r.template} | set(rewrites))
+        failed = state.emit_failures
         doc = (f"Generated by kernelskill's built-in author for {task.problem.name}.\n\n"
-               f"Templates: {', '.join(state['templates']) or 'none (plain PyTorch)'}; "
-               f"{len(state['templated'])} of {len(regions)} regions in custom kernels."
+               f"Templates: {', '.join(state.templates) or 'none (plain PyTorch)'}; "
+               f"{len(state.templated)} of {len(regions)} regions in custom kernels."
                + (f" Back in PyTorch after their template failed: {', '.join(failed)}." if failed else ""))
         source = assemble(program, cap.preamble, regions, emitted, ctx, doc)
-        state["kernel_aliases"] = dict(ctx.aliases)  # errors name the kept kernel of a duplicate
+        state.kernel_aliases = dict(ctx.aliases)  # errors name the kept kernel of a duplicate
         return source

@@ -4,7 +4,7 @@ generate -> the problem; apply -> the best candidate, the chosen skill's body an
 profile; repair -> the failing candidate, the error, the skill, the attempts log. Every reply
 goes through `extract_code`; a reply without a usable ModelNew is answered with what was wrong
 and asked again, within the same `retries` budget as transport failures. Tokens spent on a
-candidate (retries included) are kept in `Candidate.author_state["tokens"]`.
+candidate (retries included) are kept in `Candidate.author_state.tokens`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from ...state.author_state import AuthorState
 from ...state.config import LLMConfig
 from ...state.records import Candidate, Plan
 from ..base import AuthorError, AuthorTask
@@ -104,9 +105,9 @@ class LLMAuthor:
                 continue
             summary = prose_of(reply.text)
             note = f"{self.endpoint.model}: {what}" + (f": {summary}" if summary else "")
-            state = {"tokens": usage.tokens, "prompt_tokens": usage.prompt_tokens,
-                     "completion_tokens": usage.completion_tokens, "calls": usage.calls,
-                     "model": self.endpoint.model}
+            state = AuthorState(tokens=usage.tokens, prompt_tokens=usage.prompt_tokens,
+                                completion_tokens=usage.completion_tokens, calls=usage.calls,
+                                model=self.endpoint.model)
             return Candidate(source=source, author="llm", note=note, author_state=state)
         tries = self.config.retries + 1
         raise LLMAuthorError(f"{what}: no usable reply from {self.endpoint.model} in {tries} "

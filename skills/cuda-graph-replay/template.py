@@ -25,102 +25,11 @@ from __future__ import annotations
 import ast
 import re
 
-from kernelskill.authors.builtin.templates.api import EmitContext, Template
+from kernelskill.authors.builtin.templates.api import GRAPH_FORWARD, GRAPH_REPLAY, EmitContext, Template
 
+# The names runtime/graph_forward.py (GRAPH_FORWARD) calls the renamed forward and the graphs by.
 EAGER = "_eager_forward"
 GRAPHS = "_cuda_graphs"
-
-HELPERS = '''
-# Rationale: each call copies its inputs into the graph's static buffers and its outputs out of
-# them, while replay saves the forward's host launch time (0.15-0.35 ms on one prepared GEMM, up
-# to 1.7 ms on a transformer block). Single strict-fp32 GEMMs on an H200 under the timing protocol
-# (session 16, plain -> replayed): 136 MB of inputs plus outputs 0.81 -> 0.67 ms, 169 MB 1.08 ->
-# 0.85 ms, but 295 MB 0.67 -> 0.84 ms and 382 MB 0.80 -> 1.04 ms. Above this size the forward
-# runs plainly.
-_GRAPH_MAX_BYTES = 192 << 20
-
-
-def _graph_small(tensors):
-    """Inputs and outputs whose copies cost less than replay saves."""
-    return sum(t.numel() * t.element_size() for t in tensors) <= _GRAPH_MAX_BYTES
-
-
-def _graph_tensors(out):
-    """The tensors in a forward's arguments or outputs (a tensor, or nested tuples, lists and dicts)."""
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (tuple, list)):
-        return [t for o in out for t in _graph_tensors(o)]
-    if isinstance(out, dict):
-        return [t for o in out.values() for t in _graph_tensors(o)]
-    return []
-
-
-def _graph_ready(args):
-    """Replay only CUDA tensors (and plain scalars) of moderate total size with autograd off: a
-    captured graph records no autograd history, and the CPU has no graphs."""
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    plain = all(isinstance(a, (torch.Tensor, int, float, bool, str, type(None))) for a in args)
-    return (plain and bool(tensors) and all(t.is_cuda for t in tensors) and not torch.is_grad_enabled()
-            and _graph_small(tensors))
-
-
-def _graph_signature(module, args):
-    """What a captured graph depends on besides the weights: the inputs' shapes, strides, dtypes
-    and devices, plain arguments' values, train / eval mode and the TF32 flags."""
-    parts = [(tuple(a.shape), tuple(a.stride()), a.dtype, a.device) if isinstance(a, torch.Tensor)
-             else (type(a).__name__, a) for a in args]
-    flags = (module.training, torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    return tuple(parts), flags
-
-
-def _graph_clone(out):
-    """A fresh copy of a replayed graph's outputs: the next replay overwrites the captured ones."""
-    if isinstance(out, torch.Tensor):
-        return out.clone()
-    if isinstance(out, (tuple, list)):
-        return type(out)(_graph_clone(o) for o in out)
-    if isinstance(out, dict):
-        return {k: _graph_clone(v) for k, v in out.items()}
-    return out
-'''
-
-FORWARD = f'''
-def forward(self, *args):
-    # One graph launch per call instead of one launch per kernel (see _graph_signature).
-    if not _graph_ready(args):
-        return self.{EAGER}(*args)
-    key = _graph_signature(self, args)
-    entry = self.{GRAPHS}.get(key)
-    if entry is False:  # outputs too large to copy out cheaply (see below)
-        return self.{EAGER}(*args)
-    if entry is None:
-        static_in = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-        # Warm-up on the current stream, outside the capture: Triton compiles and autotunes,
-        # cuBLAS / cuDNN create their handles and workspaces.
-        saved = [(b, b.clone()) for b in self.buffers()]
-        warm = self.{EAGER}(*static_in)
-        if not _graph_small(_graph_tensors((args, warm))):
-            # Copying these outputs out of a graph on every call would cost about what replay
-            # saves: this signature runs plainly from now on, and the warm-up was this call.
-            self.{GRAPHS}[key] = False
-            return warm
-        # Buffers the warm-up updated (a training-mode norm's running statistics) are put back,
-        # so a call updates them once, as eager does.
-        for b, v in saved:
-            b.copy_(v)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            static_out = self.{EAGER}(*static_in)
-        entry = (graph, static_in, static_out)
-        self.{GRAPHS}[key] = entry
-    graph, static_in, static_out = entry
-    for dst, src in zip(static_in, args):
-        if isinstance(dst, torch.Tensor):
-            dst.copy_(src)
-    graph.replay()
-    return _graph_clone(static_out)
-'''
 
 # Host synchronisation (or data-dependent shapes) inside forward cannot be captured.
 _SYNCS = re.compile(r"\.(item|tolist|cpu|numpy|nonzero|masked_select|unique|unique_consecutive)\s*\("
@@ -149,10 +58,10 @@ def wrap_source(source: str) -> str | None:
     else:
         edits.append((cls.body[0].lineno - 1, 1, [f"{pad}def __init__(self):", f"{pad}    super().__init__()",
                                                f"{pad}    self.{GRAPHS} = {{}}", ""]))
-    method = [pad + ln if ln else ln for ln in FORWARD.strip("\n").splitlines()]
+    method = [pad + ln if ln else ln for ln in GRAPH_FORWARD.strip("\n").splitlines()]
     edits.append((cls.end_lineno, 0, ["", *method]))
     start = min([cls.lineno, *(d.lineno for d in cls.decorator_list)]) - 1
-    edits.append((start, 0, HELPERS.strip("\n").splitlines() + ["", ""]))
+    edits.append((start, 0, GRAPH_REPLAY.strip("\n").splitlines() + ["", ""]))
     line = lines[fwd.lineno - 1]
     lines[fwd.lineno - 1] = line.replace("def forward(", f"def {EAGER}(", 1)
     for at, _, new in sorted(edits, key=lambda e: (-e[0], e[1])):

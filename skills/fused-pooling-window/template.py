@@ -15,11 +15,12 @@ from kernelskill.authors.builtin.templates.api import (
     COLLAPSE,
     CP_PLANS,
     CP_RUNTIME,
+    POOL_WINDOW,
     WINDOW_CONSTS,
-    WINDOW_KWARGS,
     EmitContext,
     Emitted,
     PlaneChain,
+    PlaneLaunch,
     Region,
     Template,
     autotune,
@@ -28,44 +29,9 @@ from kernelskill.authors.builtin.templates.api import (
     indent,
     is_float,
     module_expr,
-    plan_args_key,
     single_output,
     window_tile_lines,
 )
-
-POOL_RUNTIME = '''
-def _pool_out(size, k, s, p, d, ceil):
-    """PyTorch's pooling output size (pooling_output_shape), ceil_mode included."""
-    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)) // s + 1
-    if ceil and (out - 1) * s >= size + p:
-        out -= 1
-    return out
-
-
-def _pool_plan(attrs, ops, dims, n_src, pro):
-    """Launch plan of a window-pooling launcher (see _cp_plan) for the layer's (kernel_size,
-    stride, padding, dilation, ceil_mode, count_include_pad, divisor_override) and meta operands
-    `ops` (n_src source operands, then the epilogue's): output shape and size, the source and
-    epilogue strides (j too for a prologue's operands), the kernel's size arguments and
-    constexprs, its grid, and an empty autotuning-pick slot for _launch."""
-    ks, st, pad, dil, ceil, cip, divisor = attrs
-    src, epi = ops[:n_src], ops[n_src:]
-    shape = _bshape(*[t.shape for t in src])
-    k = _cp_tup(ks, dims)
-    s = k if st is None or (isinstance(st, (tuple, list)) and len(st) == 0) else _cp_tup(st, dims)
-    p, dl = _cp_tup(pad, dims), _cp_tup(1 if dil is None else dil, dims)
-    n_, c_, (D, H, W) = _cp_planes(shape, dims)
-    K3, S3 = _cp_pad3(k, dims, 1), _cp_pad3(s, dims, 1)
-    P3, L3 = _cp_pad3(p, dims, 0), _cp_pad3(dl, dims, 1)
-    OD, OH, OW = (_pool_out(i, K3[a], S3[a], P3[a], L3[a], bool(ceil)) for a, i in enumerate((D, H, W)))
-    lead = len(shape) - dims
-    out = torch.empty((*shape[:lead], *(OD, OH, OW)[3 - dims:]), device="meta")
-    R = OD * OH
-    grid = lambda meta: (n_ * c_ * _cdiv(R, meta['BLOCK_R']) * _cdiv(OW, meta['BLOCK_W']),)
-    kw = dict(WINDOW_KWARGS, CIP=bool(cip), DIV=int(divisor or 0), I64=_i64(out, *ops))
-    return (out.shape, out.numel(), _cp_flat(src, shape, dims, 6 if pro else 5),
-            _cp_flat(epi, out.shape, dims, 6), (c_, D, H, W, OD, OH, OW, R), kw, grid, [])
-'''.replace("WINDOW_KWARGS", WINDOW_KWARGS)
 
 # Rationale: a tile of ~256-2048 outputs per program keeps enough loads in flight for DRAM
 # (H200: 132 SMs x a few programs each); wide BLOCK_W keeps the window loads coalesced along W,
@@ -109,7 +75,7 @@ class FusedPoolingWindow(Template):
         ctx.share("collapse", COLLAPSE)
         ctx.share("conv_pool", CP_RUNTIME)
         ctx.share("cp_plans", CP_PLANS)
-        ctx.share("pool", POOL_RUNTIME)
+        ctx.share("pool", POOL_WINDOW)
         op = region.anchor
         dims, is_max = op.attrs["dims"], op.kind == "max_pool"
         out = single_output(region)
@@ -169,26 +135,13 @@ class FusedPoolingWindow(Template):
 
         src_vals = pro.ext if pro else [op.inputs[0]]
         epi_vals = epi.ext if epi else []
-        src_names = [f"a{i}" for i in range(len(src_vals))]
-        epi_names = [f"b{i}" for i in range(len(epi_vals))]
-        plans = ctx.name("plans")
-        attr_names = ["ks", "st", "pad", "dil", "ceil", "cip", "divisor"]
         # The launch plan (output geometry, strides, constexprs, grid) depends on the operands'
         # metadata and the layer's attributes only: computed once per key (_pool_plan), so a call
         # costs the lookup, the output allocation and the launch.
-        ptrs = ", ".join([*src_names, "*sargs", *epi_names, *(["*eargs"] if epi_names else [])])
-        launcher = [f"{plans} = {{}}",
-                    "",
-                    "",
-                    f"def {lname}({', '.join(attr_names + src_names + epi_names)}):",
-                    f"    key = {plan_args_key(attr_names, src_names + epi_names)}",
-                    "    shape, numel, sargs, eargs, sizes, kw, grid, pick = _cp_plan("
-                    f"{plans}, key, {len(attr_names)}, _pool_plan, {dims}, {len(src_names)}, {bool(pro)})",
-                    f"    out = torch.empty(shape, device=a0.device, dtype={out.meta.dtype})",
-                    "    if numel == 0:",
-                    "        return out",
-                    f"    _launch({kname}, grid, pick, (out, {ptrs}, *sizes), kw)",
-                    "    return out"]
+        launch = PlaneLaunch(name=lname, plans=ctx.name("plans"), kernel=kname, planner="_pool_plan",
+                             n_src=len(src_vals), n_epi=len(epi_vals), dtype=str(out.meta.dtype),
+                             attrs=("ks", "st", "pad", "dil", "ceil", "cip", "divisor"),
+                             consts=(dims, bool(pro)))
         a = op.attrs
         mod = module_expr(op)
         names = ["kernel_size", "stride", "padding", "dilation", "ceil_mode", "count_include_pad",
@@ -204,7 +157,7 @@ class FusedPoolingWindow(Template):
                     bool(a.get("ceil_mode")), a.get("count_include_pad", True), a.get("divisor_override")]
             attrs = [repr(tuple(v) if isinstance(v, list) else v) for v in vals]  # lists do not hash
         args = attrs + [v.name for v in src_vals] + [v.name for v in epi_vals]
-        return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+        return Emitted(kernels=[kernel], helpers=[launch.render()],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])
 
 

@@ -14,38 +14,20 @@ from kernelskill.authors.builtin.templates.api import (
     COLLAPSE,
     CP_PLANS,
     CP_RUNTIME,
+    POOL_GLOBAL,
     EmitContext,
     Emitted,
     Op,
     PlaneChain,
+    PlaneLaunch,
     Region,
     Template,
     autotune,
     chain_ok,
     indent,
     is_float,
-    plan_args_key,
     single_output,
 )
-
-GPOOL_RUNTIME = '''
-def _gpool_plan(attrs, ops, dims, n_src):
-    """Launch plan of a global-pool launcher (see _cp_plan) for meta operands `ops` (n_src source
-    operands, then the epilogue's; no attributes): output shape, planes P, row length L, source
-    and epilogue strides, the kernel's size arguments and constexprs, its grid, and an empty
-    autotuning-pick slot for _launch."""
-    src, epi = ops[:n_src], ops[n_src:]
-    shape = _bshape(*[t.shape for t in src])
-    n_, c_, (D, H, W) = _cp_planes(shape, dims)
-    lead = len(shape) - dims
-    out = torch.empty((*shape[:lead], *([1] * dims)), device="meta")
-    P, L = n_ * c_, D * H * W
-    sst = [_cp_strides(t, shape, dims) for t in src]
-    kw = dict(SPLIT=any(st[5] < 0 for st in sst), I64=_i64(out, *ops))
-    grid = lambda meta: (_cdiv(P, meta['BLOCK_P']),)
-    return (out.shape, P, L, tuple(s for st in sst for s in st), _cp_flat(epi, out.shape, dims, 6),
-            (P, c_, L, H, W), kw, grid, [])
-'''
 
 # Rationale: long rows (L >= 1024, e.g. 64x64 maps) want one or a few planes per program and
 # wide chunks; short rows (7x7 = 49 in CNN heads) want many planes per program so a program
@@ -85,7 +67,7 @@ class GlobalPoolRowReduction(Template):
         ctx.share("collapse", COLLAPSE)
         ctx.share("conv_pool", CP_RUNTIME)
         ctx.share("cp_plans", CP_PLANS)
-        ctx.share("gpool", GPOOL_RUNTIME)
+        ctx.share("gpool", POOL_GLOBAL)
         op = region.anchor
         dims = _global_dims(op)
         out = single_output(region)
@@ -140,28 +122,13 @@ class GlobalPoolRowReduction(Template):
 
         src_vals = pro.ext if pro else [op.inputs[0]]
         epi_vals = epi.ext if epi else []
-        src_names = [f"a{i}" for i in range(len(src_vals))]
-        epi_names = [f"b{i}" for i in range(len(epi_vals))]
-        plans = ctx.name("plans")
         # The launch plan depends on the operands' metadata only: computed once per signature
         # (_gpool_plan), so a call costs the lookup, the output allocation and the launch.
-        ptrs = ", ".join([*src_names, "*sargs", *epi_names, *(["*eargs"] if epi_names else [])])
-        launcher = [f"{plans} = {{}}",
-                    "",
-                    "",
-                    f"def {lname}({', '.join(src_names + epi_names)}):",
-                    f"    key = {plan_args_key([], src_names + epi_names)}",
-                    "    shape, P, L, sargs, eargs, sizes, kw, grid, pick = _cp_plan("
-                    f"{plans}, key, 0, _gpool_plan, {dims}, {len(src_names)})",
-                    f"    out = torch.empty(shape, device=a0.device, dtype={out.meta.dtype})",
-                    "    if P == 0:",
-                    "        return out",
-                    "    if L == 0:",
-                    "        return out.fill_(float('nan'))",
-                    f"    _launch({kname}, grid, pick, (out, {ptrs}, *sizes), kw)",
-                    "    return out"]
+        launch = PlaneLaunch(name=lname, plans=ctx.name("plans"), kernel=kname, planner="_gpool_plan",
+                             n_src=len(src_vals), n_epi=len(epi_vals), dtype=str(out.meta.dtype),
+                             consts=(dims,))
         args = [v.name for v in src_vals] + [v.name for v in epi_vals]
-        return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+        return Emitted(kernels=[kernel], helpers=[launch.render()],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])
 
 

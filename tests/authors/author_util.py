@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from kernelskill.authors.base import AuthorTask
-from kernelskill.authors.builtin.author import BuiltinAuthor, BuiltinConfig
+from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.eval.types import EvalResult
 from kernelskill.eval.worker import Worker
 from kernelskill.state.records import Candidate, Plan, Problem
@@ -53,10 +53,10 @@ def evaluate(problem_source: str, candidate_source: str, trials: int = 2, size: 
 
 
 def templates_used(c: Candidate) -> list[str]:
-    return list(c.author_state.get("templates", []))
+    return list(c.author_state.templates)
 
 
-__all__ = ["BuiltinConfig", "evaluate", "generate", "problem", "templates_used"]
+__all__ = ["evaluate", "generate", "problem", "templates_used"]
 
 
 def forward_text(source: str) -> str:

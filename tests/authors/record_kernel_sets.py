@@ -49,7 +49,7 @@ def first_candidate(path: Path, author: BuiltinAuthor) -> Candidate:
 
 
 def summary(cand: Candidate) -> dict[str, list[str]]:
-    return {"kernels": jit_kernels(cand.source), "templates": sorted(cand.author_state.get("templates", []))}
+    return {"kernels": jit_kernels(cand.source), "templates": sorted(cand.author_state.templates)}
 
 
 def kernel_set(path: Path, author: BuiltinAuthor) -> dict[str, list[str]]:

@@ -272,7 +272,6 @@ def test_tensor_core_convs_replay_as_a_graph() -> None:
     launches per conv region); on CPU tensors the wrapper runs the plain forward, so the candidate
     is judged for real here. A config that disables cuda-graph-replay (repair) keeps it off."""
     import author_util
-    from kernelskill.authors.builtin.author import BuiltinConfig
 
     src = conv_source(dims=2, cin=4, cout=6, k=(3, 3), s=(1, 1), p=(1, 1), dil=(1, 1), g=1, bias=True,
                       lead=(2,), spatial=(6, 5), post="act")
@@ -281,9 +280,7 @@ def test_tensor_core_convs_replay_as_a_graph() -> None:
     assert "_cuda_graphs" in cand.source and "def _eager_forward(" in cand.source
     assert not run_static_checks(cand.source)
     assert evaluate(src, cand.source, trials=1).correct
-    cfg = BuiltinConfig.of(cand)
-    cfg.disabled.append("cuda-graph-replay")
-    cand.author_state["config"] = cfg.__dict__
+    cand.author_state.config.disabled.append("cuda-graph-replay")
     task = AuthorTask(problem=author_util.problem(src), device="cpu", best=cand)
     again = author_util.author().apply(task, Plan(skill_id="conv-implicit-gemm"))
     assert "_cuda_graphs" not in again.source and "conv-implicit-gemm" in templates_used(again)

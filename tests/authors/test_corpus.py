@@ -118,8 +118,8 @@ def test_a_template_that_fails_to_emit_costs_its_region_not_the_candidate() -> N
     templates["fused-layer-rms-norm"] = Broken()
     src = (CORPUS / "sequential_stack.py").read_text()
     cand = BuiltinAuthor(templates).generate(AuthorTask(problem=problem(src, "stack"), device="cpu"))
-    assert "fused-layer-rms-norm" not in cand.author_state["templates"]
-    failures = list(cand.author_state["emit_failures"].values())
+    assert "fused-layer-rms-norm" not in cand.author_state.templates
+    failures = list(cand.author_state.emit_failures.values())
     assert failures == ["fused-layer-rms-norm: KeyError: 'a template bug'"]
     result = evaluate(src, cand.source, trials=1)
     assert result.correct and result.custom_kernels > 0, result.reason

@@ -169,16 +169,16 @@ def test_a_bad_reply_then_a_good_one_recovers_and_counts_both() -> None:
     with FakeOpenAI([Scripted(content="no code here", prompt_tokens=100, completion_tokens=3),
                      Scripted(content=reply(GOOD), prompt_tokens=130, completion_tokens=200)]) as server:
         cand = LLMAuthor(config(server)).generate(task())
-    assert cand.author_state["tokens"] == 433
-    assert cand.author_state["prompt_tokens"] == 230 and cand.author_state["completion_tokens"] == 203
-    assert cand.author_state["calls"] == 2
+    assert cand.author_state.tokens == 433
+    assert cand.author_state.prompt_tokens == 230 and cand.author_state.completion_tokens == 203
+    assert cand.author_state.calls == 2
 
 
 def test_token_counts_come_from_the_reply_usage() -> None:
     with FakeOpenAI([Scripted(content=reply(GOOD), prompt_tokens=1234, completion_tokens=321)]) as server:
         cand = LLMAuthor(config(server)).generate(task())
-    assert cand.author_state["tokens"] == 1555
-    assert cand.author_state["model"] == "scripted-coder"
+    assert cand.author_state.tokens == 1555
+    assert cand.author_state.model == "scripted-coder"
 
 
 def test_reply_cut_at_max_tokens_is_retried_with_the_reason() -> None:
@@ -258,7 +258,7 @@ def test_the_graph_runs_the_llm_author_through_generate_repair_apply(tmp_path: P
     steps = [(a.node, a.outcome) for a in final.attempts]
     assert steps == [("generator", "incorrect"), ("repairer", "correct"), ("generator", "correct")], lines
     assert final.attempts[2].skill_id and final.stop_reason == "round budget spent (1 rounds)"
-    assert final.best is not None and final.best.author == "llm" and final.best.author_state["tokens"] > 0
+    assert final.best is not None and final.best.author == "llm" and final.best.author_state.tokens > 0
     first_error_line = final.attempts[0].error.splitlines()[0]
     assert first_error_line in server.user_texts(1)  # the repairer saw the reviewer's error
     assert final.attempts[2].skill_id in server.user_texts(2)  # the generator applied the planned skill

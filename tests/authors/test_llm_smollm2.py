@@ -163,7 +163,7 @@ def test_graph_with_a_tiny_real_model_ends_cleanly(smollm2: str, tmp_path: Path)
     if final.best is not None and final.best.author != "reference":  # else the repairer's last level
         assert final.best.author == "llm" and final.best_verdict and final.best_verdict.correct
         assert not report["solution_is_reference"] and solution == final.best.source
-        assert final.best.author_state["tokens"] > 0
+        assert final.best.author_state.tokens > 0
     else:
         assert report["solution_is_reference"] and "no correct candidate" in report["solution_note"]
         assert "the reference is the solution" in final.stop_reason

@@ -5,6 +5,8 @@ last, sliced, transposed) and pooling arguments each get their own plan and matc
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 import types
 
@@ -225,3 +227,38 @@ def test_global_pool_plans_per_signature() -> None:
     assert len(plans) == 4
     assert all(plan[-1] for plan in plans.values())
     assert list(runs.values()) == [4]
+
+
+def _launchers(mod: types.ModuleType, stem: str) -> list[ast.FunctionDef]:
+    tree = ast.parse(inspect.getsource(mod))
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and re.fullmatch(rf"_{stem}_\d+", n.name)]
+
+
+def test_plane_launchers_are_data_and_one_runtime_call() -> None:
+    """A plane launcher's body is one _cp_run call naming its plan cache, kernel and planner; the
+    host logic (plan, allocation, empty outputs, launch) lives in the runtime."""
+    for source, template, stem, planner in [(FUSED3D, "fused-pooling-window", "pool", "_pool_plan"),
+                                            (GLOBAL, "global-pool-as-row-reduction", "gpool", "_gpool_plan")]:
+        mod = _module(source, template)
+        (fn,) = _launchers(mod, stem)
+        (ret,) = fn.body
+        assert isinstance(ret, ast.Return) and isinstance(ret.value, ast.Call)
+        assert ast.unparse(ret.value.func) == "_cp_run"
+        plans, kernel, plan_fn = (ast.unparse(a) for a in ret.value.args[:3])
+        assert plans.startswith("_plans") and plan_fn == planner
+        assert re.fullmatch(rf"_{stem}_kernel_\d+", kernel)
+
+
+def test_empty_outputs_and_empty_windows() -> None:
+    """No launch where the plan says so: an empty batch gives an empty output of the right shape;
+    a global mean over no elements is NaN, as torch.mean's."""
+    mod = _module(MAXPOOL2D, "fused-pooling-window")
+    x = torch.randn(0, 3, 11, 9)
+    out = mod.ModelNew()(x)
+    assert out.shape == F.max_pool2d(x, 3, 2, 1).shape == (0, 3, 6, 5)
+    mod = _module(GLOBAL, "global-pool-as-row-reduction")
+    (fn,) = _launchers(mod, "gpool")
+    shift = torch.randn(3, 1, 1)
+    out = getattr(mod, fn.name)(torch.randn(2, 3, 0, 5), shift)
+    assert out.shape == (2, 3, 1, 1) and torch.isnan(out).all()
+    assert getattr(mod, fn.name)(torch.randn(0, 3, 4, 5), shift).shape == (0, 3, 1, 1)

@@ -54,7 +54,7 @@ def test_bisection_finds_the_wrong_region_within_the_budget() -> None:
     author = BuiltinAuthor(templates)
     task = AuthorTask(problem=problem(SRC), device="cpu")
     cand = author.generate(task)
-    suspects = len(cand.author_state["templated"])
+    suspects = len(cand.author_state.templated)
     assert suspects >= 5
     result = evaluate(SRC, cand.source)
     assert not result.correct  # the sabotage is real
@@ -80,7 +80,7 @@ def test_last_repair_falls_back_every_suspect() -> None:
     cand = author.generate(task)
     task.current, task.error, task.repairs_left = cand, "wrong output", 1
     fixed = author.repair(task)
-    assert set(fixed.author_state["trial"]) == set(fixed.author_state["suspects"])
+    assert set(fixed.author_state.trial) == set(fixed.author_state.suspects)
     assert evaluate(SRC, fixed.source).correct
 
 
@@ -158,12 +158,12 @@ def get_init_inputs():
     task = AuthorTask(problem=problem(src), device="cpu")
     cand = author().generate(task)
     state = cand.author_state
-    kept = {state["kernel_aliases"].get(n, n) for n in state["kernels"]}
-    assert len(kept) < len(state["kernels"]) and all(n in cand.source for n in kept)
-    assert not any(f"def {n}(" in cand.source for n in state["kernel_aliases"])
+    kept = {state.kernel_aliases.get(n, n) for n in state.kernels}
+    assert len(kept) < len(state.kernels) and all(n in cand.source for n in kept)
+    assert not any(f"def {n}(" in cand.source for n in state.kernel_aliases)
     assert evaluate(src, cand.source).correct
-    shared = next(n for n in kept if list(state["kernel_aliases"].values()).count(n) >= 2)
+    shared = next(n for n in kept if list(state.kernel_aliases.values()).count(n) >= 2)
     task.current, task.error = cand, f"[correctness] wrong values in {shared}"
     fixed = author().repair(task)
-    users = [key for n, key in state["kernels"].items() if state["kernel_aliases"].get(n, n) == shared]
-    assert len(users) >= 3 and set(users) <= set(fixed.author_state["config"]["fallback_regions"])
+    users = [key for n, key in state.kernels.items() if state.kernel_aliases.get(n, n) == shared]
+    assert len(users) >= 3 and set(users) <= set(fixed.author_state.config.fallback_regions)

@@ -5,6 +5,7 @@ helper pasted into one file is defined once."""
 from __future__ import annotations
 
 import ast
+import textwrap
 from pathlib import Path
 
 import torch
@@ -14,17 +15,25 @@ from kernelskill.authors.builtin.runtime import (
     conv_pool,
     gemm,
     gemm_prep,
+    graph_forward,
+    graph_replay,
     losses,
     norms,
+    pool_global,
     pool_plans,
+    pool_window,
     reductions,
     scan,
 )
+from kernelskill.authors.builtin.templates.api import WINDOW_KWARGS
 from kernelskill.eval.problem import exec_module
 
 CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: runtime.REDUCTIONS_RUNTIME,
              losses: runtime.LOSSES_RUNTIME, norms: runtime.NORMS_RUNTIME, gemm: runtime.GEMM_RUNTIME,
-             gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS}
+             gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS,
+             pool_window: runtime.POOL_WINDOW, pool_global: runtime.POOL_GLOBAL,
+             graph_replay: runtime.GRAPH_REPLAY, graph_forward: runtime.GRAPH_FORWARD}
+SKILLS = Path(__file__).resolve().parents[2] / "skills"
 ALLOWED = {"torch", "triton", "triton.language", "math"}
 HEADER = "import math\nimport torch\nimport triton\nimport triton.language as tl\n"
 
@@ -72,6 +81,14 @@ def test_pasted_helpers_run_standalone() -> None:
         got, want = ns._red_layout(list(t.shape), dims, [t]), reductions._red_layout(list(t.shape), dims, [t])
         assert got[1:] == want[1:] and got[0][0] is t, dims
     assert ns._cdiv(7, 2) == 4 and ns._npow2(5) == 8
+    for size, args in ((7, (3, 2, 1, 1, False)), (7, (3, 2, 1, 1, True)), (10, (2, 3, 0, 2, True))):
+        assert ns._pool_out(size, *args) == pool_window._pool_out(size, *args)
+    x = torch.empty(2, 3, 7, 6, device="meta")
+    want = pool_window._pool_plan((3, 2, 1, 1, True, True, None), [x], 1, 2, False)
+    got = ns._pool_plan((3, 2, 1, 1, True, True, None), [x], 1, 2, False)
+    assert got[:6] == want[:6] and want[0] == (2, 3, 4, 4)
+    got, want = ns._gpool_plan((), [x], 1, 2), pool_global._gpool_plan((), [x], 1, 2)
+    assert got[:2] + got[3:6] == want[:2] + want[3:6] and got[2] != got[2]  # the fill: NaN
 
 
 def _views() -> list[torch.Tensor]:
@@ -148,6 +165,44 @@ def test_every_runtime_file_is_a_pasted_module() -> None:
             if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Constant, ast.JoinedStr)):
                 text = n.value.value if isinstance(n.value, ast.Constant) else ""
                 assert not isinstance(n.value, ast.JoinedStr) and "def " not in str(text), mod.__name__
+
+
+def _code_in_strings(path: Path) -> list[str]:
+    """Module-level assignments whose value holds a string that is Python defining a function."""
+    found = []
+    for n in ast.parse(path.read_text()).body:
+        if not isinstance(n, (ast.Assign, ast.AnnAssign)) or n.value is None:
+            continue
+        for c in ast.walk(n.value):
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and "def " in c.value:
+                try:
+                    tree = ast.parse(textwrap.dedent(c.value))
+                except SyntaxError:
+                    continue
+                if any(isinstance(d, (ast.FunctionDef, ast.ClassDef)) for d in ast.walk(tree)):
+                    found.append(f"{path.parent.name}/{path.name}:{n.lineno}")
+    return found
+
+
+def test_no_skill_template_ships_code_in_a_string(tmp_path: Path) -> None:
+    """Helpers a skill's template pastes into solution.py are runtime modules, not string literals
+    (generated kernels and launchers are built by code, and are not held as constants)."""
+    templates = sorted(SKILLS.glob("*/template.py"))
+    assert len(templates) > 30
+    assert [f for p in templates for f in _code_in_strings(p)] == []
+    probe = tmp_path / "template.py"  # what the check looks for, as the pooling templates had it
+    probe.write_text("A = 'no code'\nB = '''\ndef _plan(x):\n    return x\n'''.replace('x', 'y')\n")
+    assert _code_in_strings(probe) == [f"{tmp_path.name}/template.py:2"]
+
+
+def test_the_window_plan_spells_out_window_kwargs() -> None:
+    """runtime/pool_window.py writes the constexpr keywords depthwise-conv-direct's launcher gets
+    from WINDOW_KWARGS: the same names bound to the same expressions."""
+    call = next(n for n in ast.walk(ast.parse(Path(pool_window.__file__).read_text()))
+                if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "dict")
+    want = ast.parse(f"dict({WINDOW_KWARGS})").body[0].value
+    got = [(k.arg, ast.unparse(k.value)) for k in call.keywords]
+    assert got[: len(want.keywords)] == [(k.arg, ast.unparse(k.value)) for k in want.keywords]
 
 
 def test_merge_rule_callers_agree_with_it() -> None:

@@ -7,6 +7,9 @@ a signature seen before reuses its plan and pick; layouts that copy operands are
 
 from __future__ import annotations
 
+import ast
+import inspect
+import re
 import types
 from collections.abc import Callable
 
@@ -157,3 +160,23 @@ def test_each_scan_dim_has_its_own_plans() -> None:
     caches = _plans(mod)
     assert len(caches) == 2 and all(len(c) == 2 for c in caches)
     assert [next(iter(c.values()))[2] for c in caches] in ([False, True], [True, False])  # lanes vs rows
+
+
+def test_scan_launchers_are_data_and_one_runtime_call() -> None:
+    """A scan launcher's body is one _scan_run call naming its plan cache, planner and kernels, the
+    input's presence and the fused chains' operand counts; the host logic lives in the runtime."""
+    for expr, inputs, args, has_x, chain_ops in [
+            ("torch.cumsum(x, dim=1)", "torch.randn(3, 40, 5)", "x", True, ()),
+            ("torch.cumsum(x * mask, dim=1) * 2.0", "torch.randn(6, 30), torch.rand(6, 30) > 0.5", "x, mask",
+             False, (2, 0)),
+            ("torch.cumsum(x, dim=1) - x", "torch.randn(5, 70, 6)", "x", True, (1,))]:
+        mod = _module(expr, inputs, args)
+        tree = ast.parse(inspect.getsource(mod))
+        (fn,) = [n for n in tree.body
+                 if isinstance(n, ast.FunctionDef) and re.fullmatch(r"_scan_\d+", n.name)]
+        (ret,) = fn.body
+        assert isinstance(ret, ast.Return) and ast.unparse(ret.value.func) == "_scan_run"
+        plans, planner, kernels, ops, _, x, chains = (ast.unparse(a) for a in ret.value.args)
+        assert plans.startswith("_plans") and planner == f"{fn.name}_plan" and kernels.count("_kernel_") == 2
+        assert ops == f"[{', '.join(a.arg for a in fn.args.args)}]"
+        assert (x, chains) == (str(has_x), repr(chain_ops)), expr

@@ -1,7 +1,7 @@
 """The static allowlist (eval/static_allow.py), both ways: each attack is rejected by the named check on
 its line (marked `# BAD`), each near miss is accepted; names resolve against the real modules, so an
 alias or a constant getattr does not walk around the rule. Attack kinds here are new beyond
-test_static_checks.py and test_adversarial.py."""
+test_static_adversarial.py, test_static_near_misses.py and test_adversarial.py."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import pytest
 from kernelskill.graph.runner import run
 from kernelskill.nodes.finalize import solution_choice
 from kernelskill.nodes.repairer import LAST_RESORT, REFERENCE, fallback_level, repairer, repeats_a_failure
+from kernelskill.state.author_state import AuthorState
 from kernelskill.state.graph_state import GraphState, RunSettings
 from kernelskill.state.records import Attempt, Candidate, Problem
 
@@ -91,7 +92,7 @@ def test_levels_are_a_pure_function_of_the_attempts() -> None:
     assert repeats_a_failure(again)
     assert fallback_level(GraphState(problem=PROBLEM, settings=s, candidate=cand, attempts=again,
                                      repairs=2)) == LAST_RESORT
-    deeper = cand.model_copy(update={"author_state": {"fallback_level": LAST_RESORT}})
+    deeper = cand.model_copy(update={"author_state": AuthorState(fallback_level=LAST_RESORT)})
     assert fallback_level(GraphState(problem=PROBLEM, settings=s, candidate=deeper, attempts=again,
                                      repairs=2)) == REFERENCE
     # An error seen before the generator's newest candidate belongs to another lineage.

@@ -13,20 +13,38 @@ import ast
 import inspect
 from types import ModuleType
 
-from . import common, conv_pool, gemm, gemm_prep, losses, norms, pool_plans, reductions, scan
+from . import (
+    common,
+    conv_pool,
+    gemm,
+    gemm_prep,
+    graph_forward,
+    graph_replay,
+    losses,
+    norms,
+    pool_global,
+    pool_plans,
+    pool_window,
+    reductions,
+    scan,
+)
 
 
 def source(module: ModuleType) -> str:
     """A runtime module's code as pasted into a solution: every top-level statement after its
-    docstring and imports, in file order (a leading newline keeps pasted blocks apart)."""
+    docstring and imports (with the comment right above the first), in file order (a leading
+    newline keeps pasted blocks apart)."""
     text = inspect.getsource(module)
     body = [n for n in ast.parse(text).body
             if not isinstance(n, (ast.Import, ast.ImportFrom))
             and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
     if not body:
         raise ValueError(f"{module.__name__} has no code to paste")
+    lines = text.splitlines(keepends=True)
     first = min([body[0].lineno, *(d.lineno for d in getattr(body[0], "decorator_list", []))])
-    return "\n" + "".join(text.splitlines(keepends=True)[first - 1:])
+    while first > 1 and lines[first - 2].startswith("#"):  # the comment right above it goes too
+        first -= 1
+    return "\n" + "".join(lines[first - 1:])
 
 
 COLLAPSE = source(common)
@@ -47,3 +65,11 @@ CP_RUNTIME = source(conv_pool)
 """The convolution and pooling launchers' attribute, stride and plane helpers (runtime/conv_pool.py)."""
 CP_PLANS = source(pool_plans)
 """The plane launchers' plan cache (runtime/pool_plans.py); it calls COLLAPSE's and CP_RUNTIME's."""
+POOL_WINDOW = source(pool_window)
+"""The window-pooling launchers' plan (runtime/pool_window.py); it calls CP_PLANS' and theirs."""
+POOL_GLOBAL = source(pool_global)
+"""The global-pooling launchers' plan (runtime/pool_global.py); it calls CP_PLANS' and theirs."""
+GRAPH_REPLAY = source(graph_replay)
+"""CUDA-graph replay's helpers (runtime/graph_replay.py), pasted before ModelNew."""
+GRAPH_FORWARD = source(graph_forward)
+"""ModelNew.forward under CUDA-graph replay (runtime/graph_forward.py), pasted into the class indented."""

@@ -1,14 +1,17 @@
 """Launcher-side helpers shared by every generated scan (emitted once per file): how a tensor
 is viewed as (outer, scanned, inner), the plan (orientation, blocks, chunks, vector width), and
 the launches it makes (grid, arguments and constexprs of each phase), all from metadata so that
-a launcher computes them once per operand signature (see families/scan/codegen.py's emit_scan).
+a launcher computes them once per operand signature (see families/scan/codegen.py's emit_scan),
+and the launcher's one call, `_scan_run` (families/scan/launch.py renders it).
 
 Pasted whole into a solution with a scan (runtime.SCAN_RUNTIME), after runtime/common.py,
 whose helpers it calls."""
 
 import math
 
-from .common import _cdiv, _i64, _merge_run, _npow2, _sms
+import torch
+
+from .common import _cdiv, _i64, _launch, _merge_run, _new_plan, _npow2, _sms
 
 
 def _scan_geometry(t, dim):
@@ -81,3 +84,30 @@ def _scan_launches(shape, dim, gx, gy, dev, split, tensors, kw):
         kw = dict(kw, IP2=block, NP2=np2, I64=i64)
     steps = [(dict(kw, PHASE=phase), []) for phase in ([0] if C == 1 else [1, 2])]
     return rows, L * C if C > 1 else 1, grid, (L, O, N, I, CH, C, *strides), steps
+
+
+def _scan_run(plans, planner, kernels, ops, dtype, has_x, chain_ops):
+    """One call of a scan launcher: the plan of the operands' signature (cached; planned per call
+    where the layout copies operands), the output and the chunk-totals workspace allocated, then
+    one launch, or the two phases of a chunked scan, of the row or lane kernel (`kernels`). The
+    kernel arguments are x (the first operand, or y when a prologue computes the input: not
+    has_x), y, the workspace, the plan's sizes and strides, then per fused chain its operands
+    (chain_ops of them, in `ops` order) and its collapsed sizes and strides."""
+    key = tuple(m for t in ops for m in (t.shape, t.stride(), t.dtype, t.device))
+    plan = plans.get(key)
+    if plan is None:
+        plan = _new_plan(plans, key, planner)
+    if not plan:  # the layout materialises operands: planned per call on the real ones
+        plan, ops = planner(ops, key[3])
+    shape, ystride, rows, pn, grid, sargs, steps, cs = plan
+    y = torch.empty_strided(shape, ystride, device=key[3], dtype=dtype)
+    if not steps:
+        return y
+    part = torch.empty(pn, device=key[3], dtype=torch.float32)
+    args, at = [ops[0] if has_x else y, y, part, *sargs], int(has_x)
+    for n, sizes in zip(chain_ops, cs, strict=True):
+        args += [*ops[at:at + n], *sizes]
+        at += n
+    for kw, pick in steps:  # one launch, or the two phases of a chunked scan
+        _launch(kernels[0] if rows else kernels[1], grid, pick, args, kw)
+    return y

@@ -24,7 +24,6 @@ from ..families.conv_pool.common import (
     is_float,
     module_expr,
     one_channel_groups,
-    plan_args_key,
     plane_io_lines,
     shape_expr,
     single_output,
@@ -33,6 +32,7 @@ from ..families.conv_pool.common import (
 )
 from ..families.conv_pool.gemm import POINTWISE_CONFIGS, ConvGemmTemplate
 from ..families.conv_pool.layout import CONFIGS, channels_last_rule, emit_layout_conv, nhwc_readers
+from ..families.conv_pool.plane_launch import PlaneLaunch
 from ..families.gemm.kernels import KernelOpts
 from ..families.gemm.match import DEFAULT_CONFIGS, PREP16_CONFIGS, PREP_CONFIGS, gemm_ok, tile_config
 from ..families.gemm.rewrites import (
@@ -59,7 +59,15 @@ from ..families.reductions.templates import (
 from ..families.scan.codegen import COMBINES, emit_scan
 from ..families.scan.match import scan_dim, scan_region_ok
 from ..frontend.ir import Op, Program, Region, Value
-from ..runtime import COLLAPSE, CP_PLANS, CP_RUNTIME
+from ..runtime import (
+    COLLAPSE,
+    CP_PLANS,
+    CP_RUNTIME,
+    GRAPH_FORWARD,
+    GRAPH_REPLAY,
+    POOL_GLOBAL,
+    POOL_WINDOW,
+)
 from .base import EmitContext, Emitted, Template
 from .launch import autotune
 
@@ -78,16 +86,21 @@ __all__ = [
     "EmitContext",
     "Emitted",
     "FusedElementwise",
+    "GRAPH_FORWARD",
+    "GRAPH_REPLAY",
     "GemmTemplate",
     "IndexReductionTemplate",
     "KernelOpts",
     "LossTemplate",
     "Op",
     "PIXEL_COORDS",
+    "POOL_GLOBAL",
+    "POOL_WINDOW",
     "POINTWISE_CONFIGS",
     "PREP16_CONFIGS",
     "PREP_CONFIGS",
     "PlaneChain",
+    "PlaneLaunch",
     "Program",
     "ReductionTemplate",
     "Region",
@@ -114,7 +127,6 @@ __all__ = [
     "nhwc_readers",
     "one_channel_groups",
     "parse_norm",
-    "plan_args_key",
     "plane_io_lines",
     "rewrite_diagonal",
     "rewrite_manual_norms",

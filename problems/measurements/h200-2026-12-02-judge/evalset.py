@@ -34,7 +34,7 @@ for p in [Path(x) for x in paths for _ in range(REPEAT)]:
                    checks=r.failed_checks, runtime_ms=r.runtime_ms, eager_ms=r.eager_ms, compile_ms=r.compile_ms,
                    floor_ms=r.floor_ms, idle_ms=getattr(r, "idle_ms", None), noise=getattr(r, "noise", None), gen_s=round(gen_s, 1),
                    eval_s=round(ev_s, 1), judge_s=r.elapsed_s, kernels=len(r.kernel_names or []),
-                   templates=sorted(cand.author_state.get("templates", [])), peak=getattr(r, "peak_memory_mb", None),
+                   templates=sorted(cand.author_state.templates), peak=getattr(r, "peak_memory_mb", None),
                    seconds=r.stage_seconds)
     except Exception as e:  # one problem's failure must not stop the set
         row = dict(problem=key, precision=prec, correct=False, stage="script", reason=f"{type(e).__name__}: {e}"[:300])

@@ -30,13 +30,6 @@ CHEAP_OPS = {"identity", "relu", "clamp", "add", "sub", "rsub", "mul", "neg", "a
              "relu6", "leaky_relu", "where", "square", "hardsigmoid", "hardswish", "sign"}
 
 
-def plan_args_key(args: list[str], operands: list[str]) -> str:
-    """Generated key of a `_cp_plan` cache: plain launcher arguments, then each operand's
-    metadata (templates/launch.py's plan_key layout, flat in one tuple); at least one operand."""
-    ops = [f"{o}.shape, {o}.stride(), {o}.dtype, {o}.device" for o in operands]
-    return "(" + ", ".join(args + ops) + ")"
-
-
 def hashable_attr(expr: str, captured: Any) -> str:
     """The forward expression of a layer attribute that keys a launch-plan cache: wrapped in
     tuple() when it was captured as a list (nn.MaxPool2d([3, 3])), since lists do not hash."""

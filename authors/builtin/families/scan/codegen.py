@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from ...frontend.ir import Region, Value
 from ...runtime import COLLAPSE, SCAN_RUNTIME
 from ...templates.base import EmitContext, Emitted
-from ...templates.launch import autotune, plan_lookup
+from ...templates.launch import autotune
 from ..pointwise.codegen import ChainCode
+from .launch import ScanLaunch
 from .match import COL_CONFIGS, ROW_CONFIGS
 
 
@@ -323,34 +324,14 @@ def emit_scan(region: Region, ctx: EmitContext, op: str, dim: int, in_rev: bool 
     main = [] if parts.pro else ["x"]
     kw = f"REV={bool(in_rev)}, FLIP={bool(in_rev) != bool(out_rev)}"
     planner = _planner(f"{lname}_plan", parts, dim, dtype, split, kw, pro_ext, epi_ext)
-    # Kernel arguments: x, y, the workspace, the plan's sizes and strides, then each chain's
-    # operands followed by its collapsed sizes and strides (ChainCode.launch_prelude).
-    args, at = ["y" if parts.pro else "x", "y", "part", "*sargs"], len(main)
-    for k, (_, ext) in enumerate(_chains(parts, pro_ext, epi_ext)):
-        if ext:
-            args.append(f"*ops[{at}:{at + len(ext)}]")
-            at += len(ext)
-        args.append(f"*cs[{k}]")
     # The plan (geometry, chunking, grids, constexprs) depends on the operands' shapes and strides
     # only: computed once per signature, so a call costs a dict lookup, the allocations and the
     # launches (the timing protocol counts host time). Layouts that copy operands are planned per call.
-    names = main + pro_ext + epi_ext
-    lines = [f"{plans} = {{}}", "", "",
-             f"def {lname}({', '.join(names)}):",
-             f"    ops = [{', '.join(names)}]",
-             *plan_lookup(plans, lname, len(names)),
-             "    shape, ystride, rows, pn, grid, sargs, steps, cs = plan",
-             f"    y = torch.empty_strided(shape, ystride, device=key[3], dtype={dtype})",
-             "    if not steps:",
-             "        return y",
-             "    part = torch.empty(pn, device=key[3], dtype=torch.float32)"]
-    if not parts.pro:
-        lines.append("    x = ops[0]")
-    lines += ["    for kw, pick in steps:  # one launch, or the two phases of a chunked scan",
-              f"        _launch({kr} if rows else {kc}, grid, pick, ({', '.join(args)}), kw)",
-              "    return y"]
+    launch = ScanLaunch(name=lname, plans=plans, planner=f"{lname}_plan", row_kernel=kr, lane_kernel=kc,
+                        operands=tuple(main + pro_ext + epi_ext), dtype=str(dtype), has_x=parts.pro is None,
+                        chain_ops=tuple(len(ext) for _, ext in _chains(parts, pro_ext, epi_ext)))
     call_args = [v.name for v in parts.pro.ext] if parts.pro else [region.anchor.inputs[0].name]
     call_args += [v.name for v in parts.epi.ext] if parts.epi else []
     return Emitted(kernels=[_rows_kernel(kr, parts), _cols_kernel(kc, parts)],
-                   helpers=["\n".join(planner), "\n".join(lines)],
+                   helpers=["\n".join(planner), launch.render()],
                    lines=[f"{out.name} = {lname}({', '.join(call_args)})"])

@@ -1,13 +1,11 @@
-"""Scan templates (cumsum, cumprod, reverse scans) and CUDA-graph replay.
-
-Scans run under the Triton interpreter and are judged by the real evaluator (float64
-reference, poisoned outputs, perturbed inputs); the graph wrapper is checked on the CPU
-(fall-through, static checks) and, with the `gpu` marker, by real capture and replay.
+"""Scan templates (cumsum, cumprod, reverse scans) under the Triton interpreter, judged by the real
+evaluator (float64 reference, poisoned outputs, perturbed inputs): the suite's scan problems,
+shapes, layouts and op variants, fused prologues and epilogues, chunked scans, kernels compiled
+for sm_90 and, with the `gpu` marker, real kernels at large sizes.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import subprocess
@@ -23,6 +21,7 @@ from kernelskill.eval.static_checks import run_static_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAN_TEMPLATES = {"single-pass-block-scan", "associative-scan-combine", "reverse-scan-index-math"}
+
 
 def near_one(shape: str) -> str:
     """Signed factors of magnitude near 1: long products stay finite, like the suite's cumprod."""
@@ -231,178 +230,6 @@ def test_scan_kernels_compile_for_hopper(tmp_path: Path) -> None:
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "compiled 4" in done.stdout
-
-
-def _load(source: str, tmp_path: Path, name: str):  # noqa: ANN202
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-# ---- CUDA-graph replay ---------------------------------------------------------------------------------
-GRAPH = "cuda-graph-replay"
-
-
-@pytest.mark.parametrize("path", ["level3/01_mlp.py", "level3/08_lstm_cell_loop.py", "level1/29_cumsum.py"])
-def test_graph_wrapper_falls_through_on_cpu(path: str) -> None:
-    src = (ROOT / "problems" / path).read_text()
-    cand = generate(src, skill=GRAPH)
-    assert GRAPH in templates_used(cand)
-    assert "torch.cuda.graph(graph)" in cand.source and "def _eager_forward(" in cand.source
-    assert run_static_checks(cand.source) == []
-    result = evaluate(src, cand.source, trials=1)
-    assert result.correct, result.reason
-
-
-HEAD = "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
-
-
-def test_graph_wrapper_declines_host_syncs_and_keeps_init() -> None:
-    wrap = _wrap()
-    assert wrap(HEAD + "    def forward(self, x):\n        return x * (x.sum().item() > 0)\n") is None
-    assert wrap(HEAD + "    def forward(self, x):\n        return x[x.nonzero()]\n") is None
-    no_init = wrap(HEAD + "    def forward(self, x, k=2):\n        return x * k\n")
-    ns: dict = {}
-    exec(compile(no_init, "<w>", "exec"), ns)
-    m = ns["ModelNew"]()
-    assert m._cuda_graphs == {} and torch.equal(m(torch.ones(3)), torch.full((3,), 2.0))
-    last_init = wrap(HEAD + "    def forward(self, x):\n        return x + self.b\n\n"
-                     "    def __init__(self):\n        super().__init__()\n"
-                     "        if True:\n            self.b = nn.Parameter(torch.ones(3))\n")
-    ns = {}
-    exec(compile(last_init, "<w>", "exec"), ns)
-    m = ns["ModelNew"]()
-    assert m._cuda_graphs == {} and [n for n, _ in m.named_parameters()] == ["b"]
-    assert torch.equal(m(torch.ones(3)), torch.full((3,), 2.0))
-    assert run_static_checks(last_init) == [] and run_static_checks(no_init) == []
-
-
-def test_graph_wrapper_runs_large_inputs_plainly() -> None:
-    """Each replay copies the inputs into the graph's buffers and the outputs out of them, so inputs
-    plus outputs above 192 MB in total take the plain forward (the copies cost more than replay
-    saves); meta tensors hold no memory."""
-    from kernelskill.authors.builtin.templates.loader import load_templates
-
-    helpers = load_templates()[GRAPH].wrap.__globals__["HELPERS"]
-    ns: dict = {"torch": torch}
-    exec(compile(helpers, "<graph helpers>", "exec"), ns)  # noqa: S102  (the wrapper's own helpers)
-    small = ns["_graph_small"]
-    mb = 1 << 20
-    assert small([torch.empty(48 * mb, device="meta")])  # 192 MB of fp32: at the limit
-    assert not small([torch.empty(48 * mb + 1, device="meta")])
-    assert not small([torch.empty(30 * mb, device="meta"), torch.empty(19 * mb, device="meta")])  # in total
-    assert small([torch.empty(90 * mb, dtype=torch.float16, device="meta")])  # bytes, not elements
-    out = torch.empty(mb, device="meta")
-    assert ns["_graph_tensors"]({"a": (out, [out, 3]), "b": None}) == [out, out]  # nested outputs
-
-
-def _wrap():  # noqa: ANN202
-    from kernelskill.authors.builtin.templates.loader import load_templates
-
-    return lambda s: load_templates()[GRAPH].wrap(s, None)
-
-
-GRAPH_MODELS = {
-    # Only this family's templates (plus the fused elementwise one): a scan between pointwise chains.
-    "scan": (expr_problem("torch.sigmoid(torch.cumsum(torch.relu(x) - 0.5, dim=1).flip(1)) * 2",
-                     "torch.randn(9, 40)"), ()),
-    "mlp": ((ROOT / "problems" / "level3/01_mlp.py").read_text(), (40, [66, 66, 33], 10)),
-}
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(GRAPH_MODELS))
-def test_graph_replay_on_gpu(name: str, tmp_path: Path) -> None:
-    src, init = GRAPH_MODELS[name]
-    cand = generate(src, skill=GRAPH)
-    assert GRAPH in templates_used(cand)
-    mod = _load(cand.source, tmp_path, f"graph_cand_{name}")
-    sys.modules.pop(f"graph_cand_{name}", None)
-    torch.manual_seed(0)
-    model = mod.ModelNew(*init).cuda()
-    with torch.no_grad():
-        xs = [torch.randn(9, 40, device="cuda") for _ in range(3)]
-        outs = [model(x) for x in xs]
-        assert len(model._cuda_graphs) == 1
-        for x, out in zip(xs, outs, strict=True):  # every call computed on its own input, kept intact
-            torch.testing.assert_close(out, model._eager_forward(x), rtol=1e-5, atol=1e-5)
-        model(torch.randn(5, 40, device="cuda"))
-        model(torch.randn(40, 9, device="cuda").t())
-        assert len(model._cuda_graphs) == 3  # a new shape and a new stride signature
-        model(xs[0].cpu().cuda())
-        assert len(model._cuda_graphs) == 3
-        assert all(entry is not False for entry in model._cuda_graphs.values())  # small: replayed
-    torch.testing.assert_close(model(xs[0]), model._eager_forward(xs[0]))  # grad enabled: no graph
-    assert len(model._cuda_graphs) == 3
-
-
-STREAM = expr_problem("torch.relu(x) * 2.0", "torch.randn(4096, 8192)")
-
-
-@pytest.mark.gpu
-def test_graph_replay_is_declined_where_copies_cost_more_than_it_saves(tmp_path: Path) -> None:
-    """One memory-bound kernel with 128 MB in and 128 MB out: copying both through the graph's
-    buffers would triple the traffic, so the signature is marked plain after the first call."""
-    cand = generate(STREAM, skill=GRAPH)
-    mod = _load(cand.source, tmp_path, "graph_cand_stream")
-    sys.modules.pop("graph_cand_stream", None)
-    model = mod.ModelNew().cuda()
-    with torch.no_grad():
-        for _ in range(2):
-            x = torch.randn(4096, 8192, device="cuda")
-            torch.testing.assert_close(model(x), torch.relu(x) * 2.0)
-        assert list(model._cuda_graphs.values()) == [False]
-
-
-BN_MODEL = expr_problem("torch.relu(self.bn(self.lin(x)))", "torch.randn(9, 40)",
-                   init="self.lin = nn.Linear(40, 24)\nself.bn = nn.BatchNorm1d(24)")
-
-
-@pytest.mark.gpu
-def test_graph_replay_updates_running_statistics_once_per_call(tmp_path: Path) -> None:
-    """Warm-up before capture runs the forward once more; the buffers it touched are restored, so
-    a training-mode norm's running statistics match eager's after every call."""
-    cand = generate(BN_MODEL, skill=GRAPH)
-    assert GRAPH in templates_used(cand)
-    mod = _load(cand.source, tmp_path, "graph_cand_bn")
-    ref_mod = _load(BN_MODEL, tmp_path, "graph_ref_bn")
-    sys.modules.pop("graph_cand_bn", None)
-    sys.modules.pop("graph_ref_bn", None)
-    torch.manual_seed(0)
-    model = mod.ModelNew().cuda()
-    torch.manual_seed(0)
-    ref = ref_mod.Model().cuda()
-    with torch.no_grad():
-        for _ in range(3):
-            x = torch.randn(9, 40, device="cuda")
-            torch.testing.assert_close(model(x), ref(x), rtol=1e-4, atol=1e-4)
-            torch.testing.assert_close(model.bn.running_mean, ref.bn.running_mean, rtol=1e-5, atol=1e-6)
-            torch.testing.assert_close(model.bn.running_var, ref.bn.running_var, rtol=1e-5, atol=1e-6)
-        assert len(model._cuda_graphs) == 1
-        assert int(model.bn.num_batches_tracked) == int(ref.bn.num_batches_tracked) == 3
-
-
-BIG_OUT = expr_problem("torch.relu(x @ self.w)", "torch.randn(8192, 64)",
-                  init="self.w = nn.Parameter(torch.randn(64, 16400))")
-
-
-@pytest.mark.gpu
-def test_graph_replay_leaves_large_outputs_to_the_plain_forward(tmp_path: Path) -> None:
-    """A 538 MB output would be copied out of the graph on every call: its signature is marked
-    plain after the first call (whose result is the warm-up's), and later calls run eagerly."""
-    cand = generate(BIG_OUT, skill=GRAPH)
-    mod = _load(cand.source, tmp_path, "graph_cand_big")
-    sys.modules.pop("graph_cand_big", None)
-    torch.manual_seed(0)
-    model = mod.ModelNew().cuda()
-    with torch.no_grad():
-        for _ in range(2):
-            x = torch.randn(8192, 64, device="cuda")
-            torch.testing.assert_close(model(x), model._eager_forward(x), rtol=1e-5, atol=1e-5)
-        assert list(model._cuda_graphs.values()) == [False]
 
 
 GPU_SCANS = [
