@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +63,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         problem, settings, cfg = _fresh(args, source, precision, cfg)
     set_config(cfg)
-    _check_author(settings)
-    if existing is None:
-        _check_reference(problem, settings)
+    # The reference check is a child process (3-6 s on a 2-core machine, mostly importing torch);
+    # the author's imports (torch, triton: 3-6 s) and the graph's (langgraph: 2-3 s) overlap it
+    # instead of following it. Leaving the `with` waits for the check, on an error too. The check's
+    # modules are imported here first: two threads importing one module can deadlock.
+    import tempfile  # noqa: F401  (eval/sandbox.py imports it lazily)
+
+    from ..eval import reference_check  # noqa: F401
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        reference = pool.submit(_check_reference, problem, settings) if existing is None else None
+        _check_author(settings)
+        from ..graph.runner import run as run_graph
+    if reference is not None:
+        reference.result()
     thread = args.thread or f"{problem.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out = Path(settings.out) if settings.out else Path("runs") / problem.name
-    from ..graph.runner import run as run_graph
 
     final = run_graph(problem, settings, thread, cfg.paths.checkpoints, out)
     return 0 if final.best is not None else 1
