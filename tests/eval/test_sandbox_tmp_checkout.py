@@ -83,6 +83,7 @@ def test_a_checkout_and_venv_under_tmp_are_kept_read_only_and_the_rest_of_tmp_st
                "plant": str(plant)}
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PYTHONPATH"] = str(tmp_checkout / "site")
+    env["XDG_CACHE_HOME"] = str(tmp_checkout / "cache")  # the compile caches: in no other /tmp folder
     try:
         res = subprocess.run([str(tmp_checkout / "venv" / "bin" / "python"), "-c", EVALUATOR,
                               json.dumps(request)], capture_output=True, text=True, timeout=300, env=env)
