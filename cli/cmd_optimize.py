@@ -138,7 +138,8 @@ def _start_reference_check(problem: Any, settings: Any) -> Callable[[], None]:
     torch), and the author's imports (torch, triton: 3-6 s) and the graph's (langgraph: 2-3 s)
     overlap it instead of following it. A daemon thread: an author error or Ctrl-C meanwhile ends
     the run at once (the sandboxed child dies with this process: its lifeline pipe closes)."""
-    from ..eval import reference_check  # noqa: F401  (here: two threads importing one module can deadlock)
+    # Imported here, not first in the thread: two threads importing one module can deadlock.
+    from ..eval import api, reference_check  # noqa: F401
 
     outcome: list[BaseException | None] = []
 
