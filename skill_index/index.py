@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from .embedding import Embedder, MiniLMEmbedder
+from .embedding import Embedder, MiniLMEmbedder, MiniLMQueryEmbedder
 from .facts import QueryFacts, query_facts
 from .gating import Policy, gate
 from .library import default_skills_dir, load_skills
@@ -65,8 +65,10 @@ class SkillIndex:
         self.stats = ExperienceStats(stats_path or cache_home() / "skill_stats.json")
         self.embedder = embedder or MiniLMEmbedder()
         # Queries repeat (the same profile signature on every resume, bench rerun or CLI search):
-        # their vectors are cached beside the collection, so a repeat never loads the model.
-        self.query_embedder = CachedEmbedder(self.embedder, self.persist_dir / CACHE_FILE)
+        # their vectors are cached beside the collection, so a repeat never loads the model. A new
+        # one is embedded by the numpy forward of the same model, which imports no torch (~6 s).
+        inner = MiniLMQueryEmbedder() if embedder is None else embedder
+        self.query_embedder = CachedEmbedder(inner, self.persist_dir / CACHE_FILE)
         self.skills: dict[str, Skill] = load_skills(self.skills_dir)
         self._store: SkillStore | None = None
         self.last_sync: SyncReport | None = None

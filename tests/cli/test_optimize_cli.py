@@ -23,9 +23,11 @@ def _env(tmp: Path) -> dict[str, str]:
     return {**os.environ, "XDG_CACHE_HOME": str(tmp / "cache")}
 
 
-def _cli(argv: list[str], tmp: Path, timeout: float = 400) -> subprocess.CompletedProcess[str]:
+def _cli(argv: list[str], tmp: Path, timeout: float = 400, drop_env: tuple[str, ...] = ()
+         ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in _env(tmp).items() if k not in drop_env}
     return subprocess.run([sys.executable, "-c", "import sys; from kernelskill.cli.main import main; "
-                           "sys.exit(main())", *argv], cwd=tmp, env=_env(tmp), text=True,
+                           "sys.exit(main())", *argv], cwd=tmp, env=env, text=True,
                           capture_output=True, timeout=timeout)
 
 
@@ -89,6 +91,19 @@ def test_a_broken_reference_is_refused_before_anything_is_written(tmp_path: Path
     assert res.returncode == 2 and len(lines) == 1, res.stderr
     assert lines[0].startswith("kernelskill optimize: broken.py: ") and says in lines[0], lines
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.py"]  # no runs/, no cache, no thread
+
+
+def test_an_author_error_is_the_one_line_even_while_the_reference_check_runs(tmp_path: Path) -> None:
+    """The reference check runs beside the author's set-up: an author that cannot start is
+    reported alone (not the broken reference found meanwhile), and nothing is written."""
+    (tmp_path / "broken.py").write_text(BROKEN)
+    env_key = "KERNELSKILL_TEST_NO_SUCH_KEY"
+    (tmp_path / "cfg.toml").write_text(f'[llm]\napi_key_env = "{env_key}"\n')
+    res = _cli(["optimize", "broken.py", "--device", "cpu", "--author", "llm", "--config", "cfg.toml"],
+               tmp_path, timeout=200, drop_env=(env_key, "OPENAI_BASE_URL"))
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and f"${env_key}" in lines[0], res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.py", "cfg.toml"]
 
 
 def test_optimize_refuses_bad_input_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

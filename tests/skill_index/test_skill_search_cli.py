@@ -1,8 +1,10 @@
 """`kernelskill skills search` as a user types it: a repeated query answers from the query-vector
-cache without loading the model, and an edited SKILL.md is re-embedded before any answer.
+cache, a new one from the numpy forward of the model (no torch), and an edited SKILL.md is
+re-embedded by sentence-transformers before any answer.
 
-"The model is not loaded" is observed, not timed: the later calls run with a `sentence_transformers`
-package on PYTHONPATH that refuses to import, so any call that needs the model exits 2.
+"Not imported" is observed, not timed: the later calls run with `sentence_transformers`,
+`transformers` and `torch` packages on PYTHONPATH that refuse to import, so any call that needs
+them exits 2.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ QUERY = "memory-bound row-reduction softmax"
 
 @pytest.fixture
 def no_model(tmp_path: Path) -> Path:
-    """A folder whose `sentence_transformers` raises ImportError, to put first on PYTHONPATH."""
-    pkg = tmp_path / "no_model" / "sentence_transformers"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text(
-        "raise ImportError('blocked by the test: this call must not load the model', "
-        "name='sentence_transformers')\n")
-    return pkg.parent
+    """A folder whose `sentence_transformers`, `transformers` and `torch` raise ImportError, to put
+    first on PYTHONPATH."""
+    root = tmp_path / "no_model"
+    for name in ("sentence_transformers", "transformers", "torch"):
+        (root / name).mkdir(parents=True)
+        (root / name / "__init__.py").write_text(
+            f"raise ImportError('blocked by the test: this call must not import it', name={name!r})\n")
+    return root
 
 
 def search(tmp_path: Path, skills: Path, *text: str, block: Path | None = None
@@ -49,7 +52,7 @@ def similarity(res: subprocess.CompletedProcess[str], skill_id: str) -> float:
     return next(row["similarity"] for row in json.loads(res.stdout) if row["id"] == skill_id)
 
 
-def test_repeated_search_answers_from_the_cache_without_the_model(skill_copy, tmp_path, no_model):
+def test_repeated_and_new_searches_answer_without_torch(skill_copy, tmp_path, no_model):
     skills = skill_copy(*IDS)
     first = search(tmp_path, skills, QUERY)
     assert first.returncode == 0, first.stderr
@@ -63,9 +66,11 @@ def test_repeated_search_answers_from_the_cache_without_the_model(skill_copy, tm
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout) == json.loads(first.stdout)  # the same vector: the same answer
 
-    other = search(tmp_path, skills, "an uncached query about scans", block=no_model)
-    assert other.returncode == 2 and "sentence_transformers is not installed" in other.stderr
-    assert len(other.stderr.strip().splitlines()) == 1
+    other = search(tmp_path, skills, "a prefix sum scan over a long sequence", block=no_model)
+    assert other.returncode == 0, other.stderr  # not cached: embedded in numpy
+    assert json.loads(other.stdout)[0]["id"] == "single-pass-block-scan"
+    with sqlite3.connect(tmp_path / "index" / CACHE_FILE) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM vectors").fetchone() == (2,)
 
 
 def test_an_edited_skill_is_reembedded_before_search_answers(skill_copy, tmp_path, no_model):
