@@ -329,7 +329,7 @@ def _remove(source: str, stmts: list[ast.stmt], tree: ast.Module) -> str:
         span = set(range(first, s.end_lineno + 1))
         if span & kept_lines:  # shares a line with a kept statement
             continue
-        while first > 1 and lines[first - 2].lstrip().startswith("#"):  # its comment block
+        while first > 1 and lines[first - 2].startswith("#"):  # its comment block
             first -= 1
             span.add(first)
         gone |= span
@@ -340,10 +340,11 @@ def _remove(source: str, stmts: list[ast.stmt], tree: ast.Module) -> str:
 def _insert_message(source: str, tree: ast.Module, where: str) -> str:
     """The raises' shared message, right after the leading imports."""
     last = 0
-    for s in tree.body:
-        if isinstance(s, (ast.Import, ast.ImportFrom)):
+    for i, s in enumerate(tree.body):
+        if isinstance(s, (ast.Import, ast.ImportFrom)) or i == 0 and isinstance(s, ast.Expr) \
+                and isinstance(s.value, ast.Constant):
             last = s.end_lineno
-        elif not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)):
+        else:
             break
     msg = [f"kernelskill verified this solution for {where} ", "and removed the code paths those shapes "
            "do not take; ", "re-run kernelskill for other shapes. This path launches: "]
