@@ -123,6 +123,31 @@ def test_a_chain_whose_every_branch_raises_collapses_and_so_do_its_callers() -> 
     assert isinstance(body.body[1], ast.If) and isinstance(body.body[1].body[0], ast.Raise)
 
 
+def test_an_elif_chain_whose_tail_raises_becomes_one_else() -> None:
+    src = source('''
+        def _run(x):
+            y = torch.empty_like(x)
+            if x.dim() == 1:
+                _launch(_ka, x.numel(), (x, y))
+            elif x.dim() == 2:
+                _launch(_kb, x.numel(), (x, y))
+            elif x.dim() == 3:
+                _kb[(1,)](x, y, x.numel(), BLOCK=64)
+            else:
+                _launch(_kb, 1, (x, y))
+            return y
+    ''')
+    out = prune(src, ["_ka"], WHERE)
+    assert "elif" not in out.source and out.raises == 1
+    run = next(n for n in ast.parse(out.source).body if isinstance(n, ast.FunctionDef) and n.name == "_run")
+    chain = run.body[1]
+    assert isinstance(chain, ast.If) and [type(n) for n in chain.orelse] == [ast.Raise]
+    mod = load(out.source)
+    assert torch.equal(mod.ModelNew()(torch.zeros(3)), torch.ones(3))
+    with pytest.raises(RuntimeError, match="_kb"):
+        mod.ModelNew()(torch.zeros(1, 1, 1))
+
+
 def test_an_early_return_keeps_the_function_and_the_code_before_the_launch() -> None:
     src = source('''
         def _b(x, y):
