@@ -148,6 +148,39 @@ def test_an_elif_chain_whose_tail_raises_becomes_one_else() -> None:
         mod.ModelNew()(torch.zeros(1, 1, 1))
 
 
+def test_guards_on_different_values_of_one_mode_raise_together_unless_the_mode_may_change() -> None:
+    src = source('''
+        class _Plan:
+            mode = 0
+
+
+        def _bump(p):
+            p.mode += 1
+
+
+        def _run(x, p=_Plan()):
+            y = torch.empty_like(x)
+            if p.mode:
+                w = x * 2
+                if p.mode != 1:
+                    _launch(_kb, x.numel(), (x, y))
+                if p.mode != 2:
+                    _kb[(1,)](w, y, x.numel(), BLOCK=64)
+            if x.dim() > 1:
+                if p.mode != 1:
+                    _launch(_kb, x.numel(), (x, y))
+                _bump(p)
+                if p.mode != 2:
+                    _kb[(1,)](x, y, x.numel(), BLOCK=64)
+            _launch(_ka, x.numel(), (x, y))
+            return y
+    ''')
+    out = prune(src, ["_ka"], WHERE)
+    assert "w = x * 2" not in out.source  # `if p.mode:` always raises: mode is 1 or 2 or neither
+    assert "_bump(p)" in out.source  # the mode may change in between: each guard raises alone
+    assert out.raises == 3
+
+
 def test_an_early_return_keeps_the_function_and_the_code_before_the_launch() -> None:
     src = source('''
         def _b(x, y):

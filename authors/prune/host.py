@@ -1,49 +1,18 @@
-"""Pruning a candidate to what it runs: the Triton kernels it launched at the verified shapes, and
-the host code that can still reach them.
-
-Why run-time evidence and not static reachability alone: launchers choose among kernel variants
-by shape at run time (GEMV, split-K, operand preparation...), so every variant is statically
-reachable; the evaluator records which kernels actually launched (EvalResult.kernel_names).
-
-The pass, on the AST, with text edits so comments survive:
-1. A host statement that launches a kernel that never ran (`_launch(K, ...)`, `K[grid](...)`,
-   a call to a function that always does) is replaced by one `raise RuntimeError(...)` naming
-   the verified shapes; a block, `if` branch or function that then always raises becomes that
-   one line, and a function that always raises makes its callers' statements raise, to a fixed
-   point. Other shapes fail loudly instead of taking a silent wrong path.
-2. Top-level definitions no longer reachable from ModelNew (kernels, device functions, helpers,
-   constants, imports) are removed with the comment block above them.
-The result is checked to parse; the caller re-verifies it with the evaluator.
-"""
+"""Which host statements of a candidate must launch a kernel that did not run, and the text edits
+that make them raise instead (the first half of pruning; see __init__)."""
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+LAUNCH_NAME = "_PRUNED"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_LAUNCH_NAME = "_PRUNED"
-
-
-class PruneError(Exception):
-    """The candidate could not be pruned (its source does not parse, or the result would not)."""
 
 
 @dataclass
-class Pruned:
-    source: str
-    kernels: list[str]
-    """The Triton kernels kept that the verified run launched."""
-    removed: list[str] = field(default_factory=list)
-    """Top-level names removed (kernels, helpers, constants, imports)."""
-    raises: int = 0
-    """Host branches replaced by a RuntimeError."""
-
-
-@dataclass
-class _Edit:
+class Edit:
     start: tuple[int, int]
     end: tuple[int, int]
     text: str
@@ -53,7 +22,7 @@ class _Edit:
 class _Res:
     raises: bool = False
     why: frozenset[str] = frozenset()
-    edits: list[_Edit] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
 
 
 def jit_kernels(tree: ast.Module) -> set[str]:
@@ -65,7 +34,7 @@ def jit_kernels(tree: ast.Module) -> set[str]:
             if isinstance(n, ast.FunctionDef) and any(map(is_jit, n.decorator_list))}
 
 
-def _span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+def span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
     return (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
 
 
@@ -80,6 +49,40 @@ def _escapes(stmt: ast.stmt) -> bool:
     return False
 
 
+def _not_equal(s: ast.stmt) -> tuple[str, tuple[type, object]] | None:
+    """(E, c) for `if E != c:` without else, E a name or attribute chain, c an int or str literal
+    (the mode tests of launchers: `if p.prep != 2:`)."""
+    if not (isinstance(s, ast.If) and not s.orelse and isinstance(s.test, ast.Compare)
+            and len(s.test.ops) == 1 and isinstance(s.test.ops[0], ast.NotEq)):
+        return None
+    e, c = s.test.left, s.test.comparators[0]
+    if not isinstance(e, (ast.Name, ast.Attribute)) or not isinstance(_root(e), ast.Name) \
+            or not isinstance(c, ast.Constant) or type(c.value) not in (int, str):
+        return None
+    return ast.unparse(e), (type(c.value), c.value)
+
+
+def _root(e: ast.expr) -> ast.expr:
+    while isinstance(e, (ast.Attribute, ast.Subscript)):
+        e = e.value
+    return e
+
+
+def _may_change(stmt: ast.stmt, name: str) -> bool:
+    """Might `stmt` rebind or mutate what `name` refers to (assign it or into it, pass it to a
+    call, call its methods)?"""
+    def is_name(e: ast.expr) -> bool:
+        return isinstance(e, ast.Name) and e.id == name
+    for n in ast.walk(stmt):
+        if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) and not isinstance(n.ctx, ast.Load) \
+                and is_name(_root(n)):
+            return True
+        if isinstance(n, ast.Call) and (not isinstance(n.func, ast.Name) and is_name(_root(n.func))
+                                        or any(map(is_name, [*n.args, *(k.value for k in n.keywords)]))):
+            return True
+    return False
+
+
 class _Host:
     """Which host statements must launch a pruned kernel, and the edits that make them raise."""
 
@@ -88,7 +91,7 @@ class _Host:
         self.lines, self.pruned, self.kept, self.raising = lines, pruned, kept, raising
 
     def raise_text(self, why: Iterable[str]) -> str:
-        return f"raise RuntimeError({_LAUNCH_NAME} + {', '.join(sorted(why))!r})"
+        return f"raise RuntimeError({LAUNCH_NAME} + {', '.join(sorted(why))!r})"
 
     def _indent(self, node: ast.AST) -> str:
         line = self.lines[node.lineno - 1]
@@ -142,7 +145,7 @@ class _Host:
             todo.extend(ast.iter_child_nodes(n))
         return frozenset(why)
 
-    def _choice(self, stmt: ast.stmt) -> list[_Edit]:
+    def _choice(self, stmt: ast.stmt) -> list[Edit]:
         """`f(K1 if c else K2, ...)` with one pruned kernel: raise when `c` picks it, pass the other."""
         if not isinstance(stmt, (ast.Expr, ast.Assign, ast.Return)) or stmt.lineno != stmt.end_lineno:
             return []
@@ -159,28 +162,37 @@ class _Host:
             cond = test if gone == n.body.id else neg
             ind = self._indent(stmt)
             guard = f"if {cond}:\n{ind}    {self.raise_text({gone})}\n{ind}"
-            return [_Edit((stmt.lineno, stmt.col_offset), (stmt.lineno, stmt.col_offset), guard),
-                    _Edit(*_span(n), other)]
+            return [Edit((stmt.lineno, stmt.col_offset), (stmt.lineno, stmt.col_offset), guard),
+                    Edit(*span(n), other)]
         return []
 
     # ---- statements ----------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt]) -> _Res:
-        edits: list[_Edit] = []
+        edits: list[Edit] = []
         escaped = False
+        pinned: dict[str, tuple[type, object]] = {}  # E -> c where a raising `if E != c` was passed
         for s in stmts:
             r = self.stmt(s)
+            guard = _not_equal(s)
+            if guard and not r.raises and self.block(s.body).raises:
+                key, c = guard
+                if pinned.get(key, c) != c:  # E == pinned here, so `E != c` holds: this raises too
+                    r = _Res(True, self.block(s.body).why)
+                else:
+                    pinned[key] = c
             if r.raises:
                 if not escaped:
                     return _Res(True, r.why)
                 # An earlier statement may leave the block: keep it, raise from here on.
-                edits.append(_Edit(_span(s)[0], _span(stmts[-1])[1], self.raise_text(r.why)))
+                edits.append(Edit(span(s)[0], span(stmts[-1])[1], self.raise_text(r.why)))
                 return _Res(False, r.why, edits)
             edits += r.edits
             escaped = escaped or _escapes(s)
+            pinned = {k: c for k, c in pinned.items() if not _may_change(s, k.split(".")[0])}
         return _Res(False, frozenset(), edits)
 
-    def _replace_block(self, stmts: list[ast.stmt], why: frozenset[str]) -> _Edit:
-        return _Edit(_span(stmts[0])[0], _span(stmts[-1])[1], self.raise_text(why))
+    def _replace_block(self, stmts: list[ast.stmt], why: frozenset[str]) -> Edit:
+        return Edit(span(stmts[0])[0], span(stmts[-1])[1], self.raise_text(why))
 
     def stmt(self, s: ast.stmt) -> _Res:
         if isinstance(s, ast.If):
@@ -196,7 +208,7 @@ class _Host:
                 if len(s.orelse) == 1 and isinstance(inner, ast.If) and \
                         self.lines[inner.lineno - 1][inner.col_offset:].startswith("elif"):
                     ind = self._indent(inner.body[0])
-                    edits.append(_Edit(*_span(inner), f"else:\n{ind}{self.raise_text(orelse.why)}"))
+                    edits.append(Edit(*span(inner), f"else:\n{ind}{self.raise_text(orelse.why)}"))
                 else:
                     edits.append(self._replace_block(s.orelse, orelse.why))
             else:
@@ -210,7 +222,7 @@ class _Host:
             why = frozenset().union(*(self.launches(e) for e in head))
             if why and not isinstance(s, ast.FunctionDef):
                 return _Res(True, why)
-            edits: list[_Edit] = []
+            edits: list[Edit] = []
             blocks = [s.body, getattr(s, "orelse", []), getattr(s, "finalbody", [])]
             blocks += [h.body for h in getattr(s, "handlers", [])]
             for b in blocks:
@@ -231,22 +243,6 @@ class _Host:
         return _Res(True, r.why, [self._replace_block(body, r.why)]) if r.raises else r
 
 
-def _apply(source: str, edits: list[_Edit]) -> str:
-    """`source` with the edits applied (positions are the AST's: 1-based lines, UTF-8 columns)."""
-    data = source.encode()
-    starts = [0]
-    for line in data.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    spans = sorted(((starts[e.start[0] - 1] + e.start[1], starts[e.end[0] - 1] + e.end[1], e.text)
-                    for e in edits), reverse=True)
-    for (a, _, _), (_, b2, _) in zip(spans[:-1], spans[1:], strict=True):
-        if b2 > a:
-            raise PruneError("overlapping edits")
-    for a, b, text in spans:
-        data = data[:a] + text.encode() + data[b:]
-    return data.decode()
-
-
 def _host_functions(tree: ast.Module, kernels: set[str]) -> tuple[list[ast.FunctionDef], ...]:
     """(top-level host functions whose calls may propagate a raise: undecorated ones, every host
     function and method whose body is edited)."""
@@ -256,7 +252,7 @@ def _host_functions(tree: ast.Module, kernels: set[str]) -> tuple[list[ast.Funct
     return [f for f in top if not f.decorator_list], top + methods
 
 
-def _raising_edits(source: str, tree: ast.Module, launched: set[str]) -> tuple[list[_Edit], set[str]]:
+def raising_edits(source: str, tree: ast.Module, launched: set[str]) -> tuple[list[Edit], set[str]]:
     kernels = jit_kernels(tree)
     pruned, kept = kernels - launched, kernels & launched
     plain, hosts = _host_functions(tree, kernels)
@@ -271,111 +267,3 @@ def _raising_edits(source: str, tree: ast.Module, launched: set[str]) -> tuple[l
     return [e for f in hosts for e in host.function(f).edits], kept
 
 
-def _defined(stmt: ast.stmt) -> tuple[set[str], str | None]:
-    """(names a top-level statement defines, the name it is attached to: `f.attr = ...` belongs to f)."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}, None
-    if isinstance(stmt, ast.Import):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names}, None
-    if isinstance(stmt, ast.ImportFrom) and stmt.module != "__future__":
-        return {a.asname or a.name for a in stmt.names if a.name != "*"}, None
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
-        if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
-    names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    if targets and all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store))
-                       for t in targets for n in ast.walk(t)):
-        return (set(), names.pop()) if isinstance(stmt, ast.AugAssign) else (names, None)
-    if len(targets) == 1 and isinstance(targets[0], (ast.Attribute, ast.Subscript)):
-        base = targets[0]
-        while isinstance(base, (ast.Attribute, ast.Subscript)):
-            base = base.value
-        if isinstance(base, ast.Name):
-            return set(), base.id
-    return set(), None
-
-
-def _uses(node: ast.AST) -> set[str]:
-    out = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-    return out | {x for n in ast.walk(node) if isinstance(n, (ast.Global, ast.Nonlocal)) for x in n.names}
-
-
-def _unreachable(tree: ast.Module, root: str) -> list[ast.stmt]:
-    """Top-level statements nothing reachable from `root` (and from statements that define
-    nothing, which run at import) refers to."""
-    info = [_defined(s) for s in tree.body]
-    for i, s in enumerate(tree.body):  # an attribute docstring belongs to the assignment above it
-        if i and isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and info[i - 1][0]:
-            info[i] = (set(), next(iter(info[i - 1][0])))
-    used: set[str] = {root}
-    keep = [not names and attached is None for names, attached in info]
-    seen: set[int] = set()
-    while True:
-        for i, (names, attached) in enumerate(info):
-            keep[i] = keep[i] or bool(names & used) or attached in used
-        todo = [i for i, k in enumerate(keep) if k and i not in seen]
-        if not todo:
-            return [s for s, k in zip(tree.body, keep, strict=True) if not k]
-        for i in todo:
-            seen.add(i)
-            used |= _uses(tree.body[i])
-
-
-def _remove(source: str, stmts: list[ast.stmt], tree: ast.Module) -> str:
-    lines = source.splitlines(keepends=True)
-    gone: set[int] = set()
-    kept_lines = {i for s in tree.body if s not in stmts for i in range(s.lineno, s.end_lineno + 1)}
-    for s in stmts:
-        first = min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", []))])
-        span = set(range(first, s.end_lineno + 1))
-        if span & kept_lines:  # shares a line with a kept statement
-            continue
-        while first > 1 and lines[first - 2].startswith("#"):  # its comment block
-            first -= 1
-            span.add(first)
-        gone |= span
-    text = "".join(line for i, line in enumerate(lines, 1) if i not in gone)
-    return re.sub(r"\n{4,}", "\n\n\n", text)
-
-
-def _insert_message(source: str, tree: ast.Module, where: str) -> str:
-    """The raises' shared message, right after the leading imports."""
-    last = 0
-    for i, s in enumerate(tree.body):
-        if isinstance(s, (ast.Import, ast.ImportFrom)) or i == 0 and isinstance(s, ast.Expr) \
-                and isinstance(s.value, ast.Constant):
-            last = s.end_lineno
-        else:
-            break
-    msg = [f"kernelskill verified this solution for {where} ", "and removed the code paths those shapes "
-           "do not take; ", "re-run kernelskill for other shapes. This path launches: "]
-    lines = source.splitlines(keepends=True)
-    const = (f"\n# Raised where a removed path would run (kernelskill's pruning).\n{_LAUNCH_NAME} = (\n"
-             + "".join(f"    {m!r}\n" for m in msg) + ")\n")
-    return "".join(lines[:last]) + const + "".join(lines[last:])
-
-
-def prune(source: str, launched: Iterable[str], where: str, root: str = "ModelNew") -> Pruned:
-    """`source` reduced to what runs when it launches exactly the Triton kernels `launched`
-    (which ran when it was verified for `where`, e.g. "p at small sizes (N=37) on cpu")."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as e:
-        raise PruneError(f"the candidate does not parse: {e}") from e
-    if not any(isinstance(s, ast.ClassDef) and s.name == root for s in tree.body):
-        raise PruneError(f"the candidate defines no top-level {root}")
-    edits, kept = _raising_edits(source, tree, set(launched))
-    text = _apply(source, edits)
-    if edits:
-        text = _insert_message(text, ast.parse(text), where)
-    try:
-        tree = ast.parse(text)
-        dead = _unreachable(tree, root)
-        before = {n for s in tree.body for n in _defined(s)[0]}
-        text = _remove(text, dead, tree)
-        after = ast.parse(text)
-        compile(after, "<pruned>", "exec")
-    except SyntaxError as e:
-        raise PruneError(f"the pruned source does not parse: {e}") from e
-    removed = sorted(before - {n for s in after.body for n in _defined(s)[0]})
-    raises = text.count(f"RuntimeError({_LAUNCH_NAME}")
-    return Pruned(text, sorted(kept & jit_kernels(after)), removed, raises)
