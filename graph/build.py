@@ -27,7 +27,7 @@ from . import routing
 # Types the checkpointer may rebuild from msgpack (everything our state holds).
 STATE_TYPES = [("kernelskill.state.records", n) for n in
                ("Problem", "Candidate", "Attempt", "Profile", "KernelStat", "Plan")] + [
-    ("kernelskill.state.graph_state", n) for n in ("GraphState", "Verdict", "RunSettings")] + [
+    ("kernelskill.state.graph_state", n) for n in ("GraphState", "Verdict", "RunSettings", "Pruning")] + [
     ("kernelskill.state.author_state", n) for n in ("AuthorState", "BuiltinConfig")]
 
 

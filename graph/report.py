@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..nodes.finalize import solution_choice
+from ..nodes.pruning import kernel_skills, pruning_of_best, where_verified
 from ..state.graph_state import GraphState, Verdict
 
 
@@ -32,8 +33,25 @@ def precision_of(state: GraphState) -> dict[str, Any]:
     return {"policy": state.settings.precision, "flags": policy(state.settings.precision).flags()}
 
 
+def _provenance(state: GraphState, is_reference: bool, v: Verdict | None) -> str:
+    """Header lines: the shapes the file was verified for, the kernels it launches and the skill
+    each came from, and what pruning did."""
+    where = f"# verified for: {where_verified(state)}\n"
+    if is_reference:
+        return where + "# launches no Triton kernel of ours: the reference module itself\n"
+    kernels = kernel_skills(state.best, v.kernel_names if v else [])
+    listed = ", ".join(f"{k} (skill {s})" for k, s in kernels.items()) or "none"
+    text = where + f"# Triton kernels it launches there ({len(kernels)}): {listed}\n"
+    p = pruning_of_best(state)
+    if p is not None:
+        text += (f"# pruned to what runs: {p.lines_before} -> {p.lines_after} lines; other shapes raise "
+                 "RuntimeError (re-run kernelskill for them)\n" if p.applied else f"# {p.note}\n")
+    return text
+
+
 def solution_header(state: GraphState, thread_id: str) -> str:
-    """Comment lines put above solution.py: the policy it was verified under, and what it measured."""
+    """Comment lines put above solution.py: the policy it was verified under, the shapes, the
+    kernels it launches with their skills, and what it measured."""
     prec = precision_of(state)
     flags = ", ".join(f"{k}={v}" for k, v in prec["flags"].items())
     v, is_reference = delivered_verdict(state)
@@ -45,13 +63,21 @@ def solution_header(state: GraphState, thread_id: str) -> str:
         measured = f"{v.speedup_vs_eager or 0:.2f}x eager{vs_c} on {v.gpu_name}"
     return (f"# kernelskill solution for {state.problem.name} (thread {thread_id})\n"
             f"# precision policy: {prec['policy']} ({flags}; candidate, yardstick and baselines alike)\n"
-            f"# measured: {measured}\n")
+            f"# measured: {measured}\n" + _provenance(state, is_reference, v))
+
+
+def solution_text(state: GraphState, thread_id: str) -> str:
+    """solution.py as written: the header, then the delivered source."""
+    return solution_header(state, thread_id) + solution_choice(state)[0]
 
 
 def build_report(state: GraphState, thread_id: str) -> dict[str, Any]:
     _, is_reference, why = solution_choice(state)
     v = state.best_verdict
     delivered, _ = delivered_verdict(state)
+    text = solution_text(state, thread_id)
+    p = pruning_of_best(state)
+    kernels = {} if is_reference else kernel_skills(state.best, delivered.kernel_names if delivered else [])
     return {
         "problem": state.problem.name,
         "problem_path": state.problem.path,
@@ -71,6 +97,10 @@ def build_report(state: GraphState, thread_id: str) -> dict[str, Any]:
             "templates": list(state.best.author_state.templates) if state.best else [],
         },
         "delivered": _timings(delivered),
+        "solution_bytes": len(text.encode()),
+        "solution_lines": len(text.splitlines()),
+        "kernels": kernels,
+        "pruning": None if p is None or is_reference else p.model_dump(exclude={"source"}),
         "profile": state.profile.model_dump() if state.profile else None,
         "attempts": [a.model_dump() for a in state.attempts],
     }

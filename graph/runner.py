@@ -16,7 +16,7 @@ from ..nodes.finalize import solution_choice
 from ..state.graph_state import GraphState, RunSettings
 from ..state.records import Problem
 from .build import build_graph, serializer
-from .report import build_report, delivered_verdict, solution_header
+from .report import build_report, delivered_verdict, solution_text
 
 Printer = Callable[[str], None]
 
@@ -66,8 +66,8 @@ def resume_command(problem_path: str, thread: str, settings: RunSettings) -> str
 
 def write_outputs(state: GraphState, thread_id: str, out_dir: Path) -> tuple[Path, bool]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    source, is_reference, _ = solution_choice(state)
-    (out_dir / "solution.py").write_text(solution_header(state, thread_id) + source)
+    _, is_reference, _ = solution_choice(state)
+    (out_dir / "solution.py").write_text(solution_text(state, thread_id))
     (out_dir / "report.json").write_text(json.dumps(build_report(state, thread_id), indent=1, default=str))
     return out_dir / "solution.py", is_reference
 

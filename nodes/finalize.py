@@ -1,7 +1,9 @@
 """Finalize: closes the run with a reason and decides which file is delivered.
 
-If the best candidate's speedups were computed against baselines from an earlier run, it is
-evaluated once more with its own baselines, so the reported ratios come from one run. When the
+The best candidate is pruned to the kernels its verified run launched (nodes/pruning.py) and the
+pruned file is evaluated; when it passes, it is the delivered file and its verdict the reported
+one. Otherwise, if the best candidate's speedups were computed against baselines from an earlier
+run, it is evaluated once more with its own baselines, so the reported ratios come from one run. When the
 delivered file is the reference itself (nothing correct beat eager), it is evaluated too on a GPU:
 the user's module, unchanged, under the policy's flags, so its reported speedup (about 1.0x) is
 measured, never assumed.
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..state.graph_state import GraphState
+from .pruning import prune_best, pruning_of_best
 from .reviewer import evaluate_candidate
 
 
@@ -24,10 +27,12 @@ def solution_choice(state: GraphState) -> tuple[str, bool, str]:
     if best is not None and best.author == "reference":  # the repairer's last fallback level won
         why = "no correct candidate of ours was found"
     elif best is not None and v is not None and v.correct:
+        pruned = pruning_of_best(state)
+        source = pruned.source if pruned and pruned.applied and pruned.source else best.source
         if v.timing_is_cpu:
-            return best.source, False, "best correct candidate (CPU run: speed not measured on a GPU)"
+            return source, False, "best correct candidate (CPU run: speed not measured on a GPU)"
         if v.speedup_vs_eager is not None and v.speedup_vs_eager > 1.0:
-            return best.source, False, f"best correct candidate, {v.speedup_vs_eager:.2f}x vs eager"
+            return source, False, f"best correct candidate, {v.speedup_vs_eager:.2f}x vs eager"
         why = "no correct candidate was faster than PyTorch eager"
     else:
         why = "no correct candidate was found"
@@ -43,13 +48,19 @@ REFERENCE_WON = "the reference is the solution"
 def finalize(state: GraphState) -> dict[str, Any]:
     update: dict[str, Any] = {}
     best, v = state.best, state.best_verdict
-    if best is not None and v is not None and v.baselines_reused:
+    usable = not (state.verdict is not None and state.verdict.usage_error)
+    retime = best is not None and v is not None and v.baselines_reused
+    if best is not None and v is not None and v.correct and usable and not solution_choice(state)[1]:
+        # Where the best is re-timed anyway, the pruned file is evaluated instead: one evaluation.
+        update["pruning"], pruned_verdict = prune_best(state, v, evaluate_candidate)
+        if pruned_verdict is not None:
+            update["best_verdict"], retime = pruned_verdict, False
+    if retime:
         again = evaluate_candidate(state, best.source, baselines=True)
         update["best_verdict"] = again
         if not again.correct:  # it passed once and failed now: not a solution anyone should use
             update["best"] = None
             update["stop_reason"] = f"the best candidate failed its final evaluation: {again.reason}"
-    usable = not (state.verdict is not None and state.verdict.usage_error)
     if state.settings.device == "cuda" and usable:
         source, is_reference, _ = solution_choice(state.model_copy(update=update))
         if is_reference:

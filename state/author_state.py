@@ -48,6 +48,8 @@ class AuthorState(BaseModel):
     # The built-in author's config and bookkeeping.
     config: BuiltinConfig = Field(default_factory=BuiltinConfig)
     kernels: dict[str, str] = Field(default_factory=dict, description="Kernel name -> its region key")
+    kernel_skills: dict[str, str] = Field(default_factory=dict, description=(
+        "Triton kernel name -> the skill (template) that brought it in: solution.py's header"))
     kernel_aliases: dict[str, str] = Field(default_factory=dict, description="Name of a duplicate kernel "
                                            "-> the kept one (errors name the kept one)")
     templated: list[str] = Field(default_factory=list, description="Region keys in custom kernels")

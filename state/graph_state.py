@@ -70,6 +70,24 @@ class RunSettings(BaseModel):
         return data
 
 
+class Pruning(BaseModel):
+    """What finalize did to the delivered file: pruned to the Triton kernels its verified run
+    launched (nodes/pruning.py), or why not."""
+
+    of_hash: str = Field(description="The best candidate's source hash this pruning belongs to")
+    applied: bool = Field(False, description="The pruned file passed the evaluator and is delivered")
+    note: str = ""
+    source: str | None = Field(None, description="The pruned file, when applied")
+    verified_for: str = Field("", description="Problem, size constants and device the kernels ran at")
+    kernels: list[str] = Field(default_factory=list, description="Triton kernels the verified run launched")
+    removed: list[str] = Field(default_factory=list, description="Top-level names pruned away")
+    raises: int = Field(0, description="Host paths replaced by a RuntimeError naming the verified shapes")
+    lines_before: int = 0
+    lines_after: int | None = None
+    bytes_before: int = 0
+    bytes_after: int | None = None
+
+
 class GraphState(BaseModel):
     problem: Problem
     settings: RunSettings = Field(default_factory=RunSettings)
@@ -91,6 +109,8 @@ class GraphState(BaseModel):
     reference_verdict: Verdict | None = None
     """When the delivered solution is the reference itself: its own evaluation (finalize, GPU), so
     the reported speedup of what the user gets is measured, never assumed to be 1.0."""
+    pruning: Pruning | None = None
+    """Finalize's pruning of the best candidate; its source is delivered when `applied`."""
     attempts: Annotated[list[Attempt], operator.add] = Field(default_factory=list)
 
     def failed_keys(self) -> set[tuple[str | None, str]]:

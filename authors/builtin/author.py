@@ -30,6 +30,9 @@ def config_of(cand: Candidate | None) -> BuiltinConfig:
     return cand.author_state.config.model_copy(deep=True) if cand else BuiltinConfig()
 
 
+_JIT_DEF = re.compile(r"@triton\.jit\b[^\n]*\n\s*def (\w+)\(")
+
+
 def region_key(region: Region) -> str:
     return region.all_ops()[0].out.name
 
@@ -213,6 +216,7 @@ class BuiltinAuthor:
                 emitted.append(None)
                 continue
             ctx.params = cfg.params.get(tpl.id, {})
+            shared = set(ctx.shared)
             try:
                 em = tpl.emit(region, ctx)
             except Exception as e:  # a template bug costs its region, not the candidate
@@ -227,6 +231,11 @@ class BuiltinAuthor:
                 m = re.search(r"def (\w+)\(", src)
                 if m:
                     state.kernels[m.group(1)] = region_key(region)
+            # Provenance for solution.py's header: each Triton kernel, its own or pasted from the
+            # runtime on its behalf, names the skill (template) that brought it in.
+            for src in [*em.kernels, *(ctx.shared[k] for k in ctx.shared.keys() - shared)]:
+                for name in _JIT_DEF.findall(src):
+                    state.kernel_skills.setdefault(name, tpl.id)
         # Rewrites count as used templates too: the skill statistics must credit them.
         state.templates = sorted({r.template for r in regions if r.template} | set(rewrites))
         failed = state.emit_failures

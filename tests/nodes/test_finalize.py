@@ -93,7 +93,8 @@ def test_the_kept_reference_is_the_users_module_unchanged_and_timed(evaluations:
 
 
 def test_a_faster_best_is_delivered_and_nothing_else_is_evaluated(evaluations: list[str]) -> None:
-    s = state(Candidate(source=good(1024)), gpu_verdict(1.5), precision="strict")
+    s = state(Candidate(source=good(1024)), gpu_verdict(1.5, kernel_names=["relu_scale_kernel"]),
+              precision="strict")
     final = s.model_copy(update=F.finalize(s))
     assert evaluations == [] and final.reference_verdict is None and final.stop_reason == "done"
     report = build_report(final, "t2")
