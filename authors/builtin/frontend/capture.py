@@ -26,6 +26,7 @@ from torch.fx.experimental.meta_tracer import MetaTracer
 
 from ....eval.harness import seeded
 from ....eval.problem import LoadedProblem, load_problem
+from .constants import ConstantRecorder
 from .functionalize import functionalize
 from .ir import Program
 from .lower import lower_graph
@@ -203,9 +204,9 @@ def capture(problem_source: str, filename: str = "<problem>", size: str = "small
             return _lower(problem_source, problem, *_trace(problem))
     with torch.device("meta"):
         problem = load_problem(problem_source, size, filename)
-        model, inputs, gm = _trace(problem)
+        model, inputs, gm, recorder = _trace(problem)
         try:
-            return _lower(problem_source, problem, model, inputs, gm)
+            return _lower(problem_source, problem, model, inputs, gm, recorder)
         except CaptureError:
             # Shapes alone can fail to propagate (an op without a meta kernel, a forward that
             # reads values). The small capture may stand in only if fx traces the same code at
@@ -216,23 +217,28 @@ def capture(problem_source: str, filename: str = "<problem>", size: str = "small
             return small
 
 
-def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx.GraphModule]:
+def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx.GraphModule,
+                                            ConstantRecorder]:
     seeded(0)
     model = problem.model_cls(*problem.get_init_inputs())
     seeded(1)
     inputs = list(problem.get_inputs())
     own = _attribute_names(model)
+    recorder = ConstantRecorder()
     try:
-        gm = _graph_module(model, _FactoryTracer().trace(model), own)
+        with recorder:
+            gm = _graph_module(model, _FactoryTracer().trace(model), own)
     except Exception as e:
         first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
         try:
-            graph = _ShapeTracer().trace_inputs(model, inputs)
+            with recorder:
+                graph = _ShapeTracer().trace_inputs(model, inputs)
         except Exception:
             try:  # a buffer read as a value (`if self.steps > 0`) needs the buffer itself
                 tracer = _ShapeTracer()
                 tracer.proxy_buffer_attributes = False
-                graph = tracer.trace_inputs(model, inputs)
+                with recorder:
+                    graph = tracer.trace_inputs(model, inputs)
             except Exception:
                 raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
         if len(graph.nodes) > MAX_UNROLLED_NODES:
@@ -240,7 +246,7 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
             raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
                                f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
         gm = _graph_module(model, graph, own)
-    return model, inputs, gm
+    return model, inputs, gm, recorder
 
 
 def _graph_module(model: torch.nn.Module, graph: torch.fx.Graph, own: set[str]) -> torch.fx.GraphModule:
@@ -260,16 +266,16 @@ def _attribute_names(model: torch.nn.Module) -> set[str]:
 
 
 def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],
-           gm: torch.fx.GraphModule) -> Captured:
+           gm: torch.fx.GraphModule, recorder: ConstantRecorder) -> Captured:
     preamble, init_src, forward_args, forward_src = split_problem_source(problem_source)
     program = None
     functional = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     if functionalize(functional):
         with contextlib.suppress(Exception):  # the graph as traced is always right: lowered below
-            program = lower_graph(functional, model, inputs)
+            program = lower_graph(functional, model, inputs, recorder.expr_of)
     if program is None:
         try:
-            program = lower_graph(gm, model, inputs)
+            program = lower_graph(gm, model, inputs, recorder.expr_of)
         except Exception as e:
             raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
     program.init_source = init_src
