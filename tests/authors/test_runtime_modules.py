@@ -14,6 +14,7 @@ from kernelskill.authors.builtin.runtime import (
     conv_pool,
     gemm,
     gemm_prep,
+    guards,
     losses,
     norms,
     pool_plans,
@@ -24,7 +25,8 @@ from kernelskill.eval.problem import exec_module
 
 CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: runtime.REDUCTIONS_RUNTIME,
              losses: runtime.LOSSES_RUNTIME, norms: runtime.NORMS_RUNTIME, gemm: runtime.GEMM_RUNTIME,
-             gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS}
+             gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS,
+             guards: runtime.GUARDS}
 ALLOWED = {"torch", "triton", "triton.language", "math"}
 HEADER = "import math\nimport torch\nimport triton\nimport triton.language as tl\n"
 

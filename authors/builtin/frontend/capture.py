@@ -28,7 +28,7 @@ from ....eval.harness import seeded
 from ....eval.problem import LoadedProblem, load_problem
 from .constants import ConstantRecorder
 from .functionalize import functionalize
-from .ir import Program
+from .ir import PartialForward, Program
 from .lower import lower_graph
 
 
@@ -46,6 +46,9 @@ class Captured:
     SMALL (helper classes, constants, imports) that ModelNew's __init__ may need."""
     traced_code: str = ""
     """fx's Python code of the traced forward (constants baked in), to compare captures."""
+    partial: PartialForward | None = None
+    """Set when the forward was captured in regions around code fx cannot trace (partial.py);
+    `program` is then empty but for the reference's __init__ and forward signature."""
 
 
 def split_problem_source(source: str) -> tuple[str, str, list[str], str]:
@@ -223,30 +226,38 @@ def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx
     model = problem.model_cls(*problem.get_init_inputs())
     seeded(1)
     inputs = list(problem.get_inputs())
+    return model, inputs, *trace_graph(model, inputs)
+
+
+def trace_graph(model: torch.nn.Module, inputs: list[Any], shapes: bool = True,
+                ) -> tuple[torch.fx.GraphModule, ConstantRecorder]:
+    """`model.forward` as a graph: plain fx first, then (if `shapes`) the concrete-shape tracer on
+    `inputs`; the recorder names the constants made while tracing."""
     own = _attribute_names(model)
     recorder = ConstantRecorder()
     try:
         with recorder:
-            gm = _graph_module(model, _FactoryTracer().trace(model), own)
+            return _graph_module(model, _FactoryTracer().trace(model), own), recorder
     except Exception as e:
         first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
-        try:
+        if not shapes:
+            raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
+    try:
+        with recorder:
+            graph = _ShapeTracer().trace_inputs(model, inputs)
+    except Exception:
+        try:  # a buffer read as a value (`if self.steps > 0`) needs the buffer itself
+            tracer = _ShapeTracer()
+            tracer.proxy_buffer_attributes = False
             with recorder:
-                graph = _ShapeTracer().trace_inputs(model, inputs)
+                graph = tracer.trace_inputs(model, inputs)
         except Exception:
-            try:  # a buffer read as a value (`if self.steps > 0`) needs the buffer itself
-                tracer = _ShapeTracer()
-                tracer.proxy_buffer_attributes = False
-                with recorder:
-                    graph = tracer.trace_inputs(model, inputs)
-            except Exception:
-                raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
-        if len(graph.nodes) > MAX_UNROLLED_NODES:
-            n = len(graph.nodes)
-            raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
-                               f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
-        gm = _graph_module(model, graph, own)
-    return model, inputs, gm, recorder
+            raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
+    if len(graph.nodes) > MAX_UNROLLED_NODES:
+        n = len(graph.nodes)
+        raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
+                           f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
+    return _graph_module(model, graph, own), recorder
 
 
 def _graph_module(model: torch.nn.Module, graph: torch.fx.Graph, own: set[str]) -> torch.fx.GraphModule:
@@ -268,19 +279,24 @@ def _attribute_names(model: torch.nn.Module) -> set[str]:
 def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],
            gm: torch.fx.GraphModule, recorder: ConstantRecorder) -> Captured:
     preamble, init_src, forward_args, forward_src = split_problem_source(problem_source)
-    program = None
-    functional = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
-    if functionalize(functional):
-        with contextlib.suppress(Exception):  # the graph as traced is always right: lowered below
-            program = lower_graph(functional, model, inputs, recorder.expr_of)
-    if program is None:
-        try:
-            program = lower_graph(gm, model, inputs, recorder.expr_of)
-        except Exception as e:
-            raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
+    program = lower_traced(gm, model, inputs, recorder)
     program.init_source = init_src
     program.forward_args = forward_args
     fwd = ast.parse(forward_src).body[0]
     assert isinstance(fwd, ast.FunctionDef)
     program.forward_signature = ast.unparse(fwd.args)  # defaults included: get_inputs may omit them
     return Captured(program=program, module=model, problem=problem, preamble=preamble, traced_code=gm.code)
+
+
+def lower_traced(gm: torch.fx.GraphModule, model: torch.nn.Module, inputs: list[Any],
+                 recorder: ConstantRecorder, prefix: str = "") -> Program:
+    """The traced graph's program, with in-place ops made functional where that is safe; `prefix`
+    keeps its value and constant names apart from other programs' in one forward."""
+    functional = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    if functionalize(functional):
+        with contextlib.suppress(Exception):  # the graph as traced is always right: lowered below
+            return lower_graph(functional, model, inputs, recorder.expr_of, prefix)
+    try:
+        return lower_graph(gm, model, inputs, recorder.expr_of, prefix)
+    except Exception as e:
+        raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None

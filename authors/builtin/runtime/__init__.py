@@ -13,7 +13,7 @@ import ast
 import inspect
 from types import ModuleType
 
-from . import common, conv_pool, gemm, gemm_prep, losses, norms, pool_plans, reductions, scan
+from . import common, conv_pool, gemm, gemm_prep, guards, losses, norms, pool_plans, reductions, scan
 
 
 def source(module: ModuleType) -> str:
@@ -47,3 +47,5 @@ CP_RUNTIME = source(conv_pool)
 """The convolution and pooling launchers' attribute, stride and plane helpers (runtime/conv_pool.py)."""
 CP_PLANS = source(pool_plans)
 """The plane launchers' plan cache (runtime/pool_plans.py); it calls COLLAPSE's and CP_RUNTIME's."""
+GUARDS = source(guards)
+"""The guards of a partially captured forward's regions (runtime/guards.py)."""

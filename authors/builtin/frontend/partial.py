@@ -1,0 +1,353 @@
+"""Partial capture: a forward torch.fx cannot trace whole, captured as regions around what it cannot.
+
+A branch or loop on a tensor's value (`if x.mean() > 0:`, `while err.item() > tol:`) or `.item()`
+feeding Python has no single graph. The forward is kept as written and split into blocks of
+statements (the function body and each branch or loop body); each block is covered greedily by
+the longest runs of statements torch.fx traces, and what it cannot trace stays Python, running
+as PyTorch in the candidate. Each run (a `Segment`) is traced as a function of the variables it
+reads, with the values they held when the forward ran on the problem's inputs, and is guarded
+at run time: its kernels run only when those variables again have the shapes, layouts and
+dtypes (and baked-in plain values) it was built for, else its own statements run.
+
+Rationale: keeping the user's control flow as Python makes every path correct by construction,
+whichever way a branch goes on the evaluator's inputs; the guard makes a region's kernels safe
+whatever a path left in its variables. Dynamo-style graph breaks would split at bytecode and
+resume in generated functions that cannot be written back as a readable solution.py; tracing
+each branch as a guarded graph would need the branch condition itself captured.
+
+Both sides of a branch get kernels: the forward is run again with each branch's other way forced
+(a decision hook on every `if` / `while` test), and a region's inputs are those of the first run
+that reached it. At a size other than "small" the forward runs on meta tensors, and the values
+it converts to Python (`bool`, `.item()`, ...) are replayed from the small runs in order.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import itertools
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from ....eval.harness import seeded
+from ....eval.problem import load_problem
+from .capture import Captured, CaptureError, lower_traced, split_problem_source, trace_graph
+from .ir import PartialForward, Program, Segment, TensorMeta
+
+_BLOCKS = ("body", "orelse", "finalbody")
+_CONTROL = (ast.Break, ast.Continue, ast.Raise, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+            ast.Global, ast.Nonlocal, ast.Delete, ast.Import, ast.ImportFrom, ast.Try, ast.With,
+            ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda)
+MAX_RUNS = 8  # the forward with natural decisions, then with one branch forced each
+MAX_DECISIONS = 10_000  # a forced loop that never ends is abandoned
+_CONVERSIONS = ("__bool__", "item", "__int__", "__float__", "__index__", "tolist")
+
+
+def capture_partial(problem_source: str, filename: str = "<problem>", size: str = "small") -> Captured:
+    """The forward in captured regions around the code torch.fx cannot trace; CaptureError when
+    no region could be captured."""
+    preamble, init_src, forward_args, forward_src = split_problem_source(problem_source)
+    fwd = ast.parse(forward_src).body[0]
+    assert isinstance(fwd, ast.FunctionDef)
+    runs = _observe(problem_source, filename, "small", fwd, None)
+    with torch.device("cpu" if size == "small" else "meta"):
+        problem = load_problem(problem_source, size, filename)
+        if size != "small":
+            runs = _observe(problem_source, filename, size, fwd, runs)
+        seeded(0)
+        model = problem.model_cls(*problem.get_init_inputs())
+        snaps: dict[tuple[int, int], dict[str, Any]] = {}
+        for run in runs:
+            for key, env in run.snaps.items():
+                snaps.setdefault(key, env)
+        cover = _Cover(model, problem.module.__dict__, fwd, snaps)
+        body = cover.block(fwd.body)
+    if not cover.segments:
+        raise CaptureError("no straight-line region of the forward could be traced")
+    fwd.body = body
+    program = Program(inputs=[], ops=[], outputs=None, init_source=init_src, forward_args=forward_args,
+                      forward_signature=ast.unparse(fwd.args))
+    return Captured(program=program, module=model, problem=problem, preamble=preamble,
+                    partial=PartialForward(forward=ast.unparse(fwd), segments=cover.segments))
+
+
+# ---- running the forward: what each block boundary sees ---------------------------------------
+
+
+class _Run:
+    """One run of the instrumented forward: the locals at each block boundary (first visit),
+    each decision's outcomes, and the tensor-to-Python conversions in order."""
+
+    def __init__(self, force: tuple[int, bool] | None, replay: list[Any] | None) -> None:
+        self.force, self.forced = force, force
+        self.replay = list(replay) if replay is not None else None
+        self.snaps: dict[tuple[int, int], dict[str, Any]] = {}
+        self.outcomes: dict[int, set[bool]] = {}
+        self.converted: list[Any] = []
+        self.decisions = 0
+
+    def snap(self, block: int, at: int, env: dict[str, Any]) -> None:
+        self.snaps.setdefault((block, at), dict(env))
+
+    def decide(self, point: int, value: Any) -> bool:
+        self.decisions += 1
+        if self.decisions > MAX_DECISIONS:
+            raise RuntimeError("a forced loop did not end")
+        taken = bool(value)
+        if self.force is not None and self.force[0] == point:
+            taken, self.force = self.force[1], None
+        self.outcomes.setdefault(point, set()).add(taken)
+        return taken
+
+    @contextlib.contextmanager
+    def conversions(self) -> Iterator[None]:
+        """Record each tensor-to-Python conversion; with a replay, answer meta tensors' from it."""
+        originals = {n: getattr(torch.Tensor, n) for n in _CONVERSIONS}
+
+        def wrap(fn: Callable) -> Callable:
+            def convert(t: torch.Tensor, *args: Any) -> Any:
+                if self.replay is not None and t.device.type == "meta":
+                    if not self.replay:
+                        raise RuntimeError("the replayed run converted more values than the small run")
+                    return self.replay.pop(0)
+                out = fn(t, *args)
+                self.converted.append(out)
+                return out
+            return convert
+
+        for n, fn in originals.items():
+            setattr(torch.Tensor, n, wrap(fn))
+        try:
+            yield
+        finally:
+            for n, fn in originals.items():
+                setattr(torch.Tensor, n, fn)
+
+
+def _observe(problem_source: str, filename: str, size: str, fwd: ast.FunctionDef,
+             small: list[_Run] | None) -> list[_Run]:
+    """The forward's runs at `size`: natural, then each unexplored branch forced (at the small
+    size), or the small runs replayed with their conversions (at any other)."""
+    points = itertools.count()
+    tree = copy.deepcopy(fwd)
+    tree.body = _instrument(tree.body, itertools.count(), points)
+    tree.name = "__observed_forward__"
+    device = "cpu" if size == "small" else "meta"
+
+    def run(force: tuple[int, bool] | None, replay: list[Any] | None) -> _Run:
+        with torch.device(device):
+            problem = load_problem(problem_source, size, filename)
+            scope = dict(problem.module.__dict__)
+            got = _Run(force, replay)
+            scope.update(__snap__=got.snap, __decide__=got.decide)
+            exec(compile(ast.fix_missing_locations(ast.Module([tree], [])), filename, "exec"), scope)
+            seeded(0)
+            model = problem.model_cls(*problem.get_init_inputs())
+            seeded(1)
+            inputs = list(problem.get_inputs())
+            with torch.no_grad(), got.conversions():
+                scope["__observed_forward__"](model, *inputs)
+            return got
+
+    plan = [(r.forced, r.converted) for r in small] if small is not None else [(None, None)]
+    try:
+        runs = [run(*plan[0])]
+    except Exception as e:
+        raise CaptureError(f"the forward fails on the problem's inputs: {type(e).__name__}: {e}") from None
+    for force, replay in plan[1:]:
+        with contextlib.suppress(Exception):  # a replay can part ways with its small run: no regions
+            runs.append(run(force, replay))
+    tried: set[tuple[int, bool]] = set()
+    while small is None and len(runs) < MAX_RUNS:
+        seen: dict[int, set[bool]] = {}
+        for r in runs:
+            for p, o in r.outcomes.items():
+                seen.setdefault(p, set()).update(o)
+        todo = [(p, not next(iter(o))) for p, o in sorted(seen.items()) if len(o) == 1]
+        todo = [f for f in todo if f not in tried]
+        if not todo:
+            break
+        tried.add(todo[0])
+        with contextlib.suppress(Exception):  # a forced path may fail: its regions stay PyTorch
+            runs.append(run(todo[0], None))
+    return runs
+
+
+def _instrument(stmts: list[ast.stmt], blocks: Iterator[int], points: Iterator[int]) -> list[ast.stmt]:
+    """`stmts` with `__snap__(block, i, locals())` before each statement and at the end, and each
+    `if` / `while` test passed through `__decide__`. Blocks are numbered as _Cover numbers them."""
+    block = next(blocks)
+    out: list[ast.stmt] = []
+    for i, s in enumerate([*stmts, None]):
+        out.append(ast.parse(f"__snap__({block}, {i}, locals())").body[0])
+        if s is None:
+            break
+        for field in _BLOCKS:
+            if getattr(s, field, None):
+                setattr(s, field, _instrument(getattr(s, field), blocks, points))
+        if isinstance(s, (ast.If, ast.While)):
+            s.test = ast.Call(ast.Name("__decide__", ast.Load()), [ast.Constant(next(points)), s.test], [])
+        out.append(s)
+    return out
+
+
+# ---- covering the blocks with traced segments ----------------------------------------------------
+
+
+class _Cover:
+    def __init__(self, model: torch.nn.Module, scope: dict[str, Any], fwd: ast.FunctionDef,
+                 snaps: dict[tuple[int, int], dict[str, Any]]) -> None:
+        self.model, self.scope, self.snaps = model, scope, snaps
+        self.blocks = itertools.count()
+        self.segments: list[Segment] = []
+        self.locals = {a.arg for a in fwd.args.args} | _stores(fwd.body)
+        self.loads = Counter(_loads(fwd.body))  # before any run is replaced by its marker
+        self.by_python: set[str] = set()
+        """Variables set by statements kept as Python: values read from tensors (`.item()`)."""
+
+    def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        """`stmts` with each longest traceable run replaced by its segment's marker."""
+        block, out, i = next(self.blocks), [], 0
+        while i < len(stmts):
+            got = self._longest(stmts, block, i)
+            if got is None:  # kept as written; its own blocks are covered in turn
+                s = stmts[i]
+                if isinstance(s, ast.For):
+                    self.by_python |= {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
+                elif not any(getattr(s, field, None) for field in _BLOCKS):
+                    self.by_python |= _stores([s])
+                for field in _BLOCKS:
+                    if getattr(s, field, None):
+                        setattr(s, field, self.block(getattr(s, field)))
+                out.append(s)
+                i += 1
+                continue
+            end, seg = got
+            out.append(ast.Expr(ast.Name(f"__segment_{len(self.segments)}__", ast.Load())))
+            self.segments.append(seg)
+            for s in stmts[i:end]:
+                self._skip(s)
+            i = end
+        return out
+
+    def _skip(self, s: ast.stmt) -> None:
+        """Number the blocks inside a covered statement, as _instrument did."""
+        for field in _BLOCKS:
+            if getattr(s, field, None):
+                next(self.blocks)
+                for inner in getattr(s, field):
+                    self._skip(inner)
+
+    def _longest(self, stmts: list[ast.stmt], block: int, i: int) -> tuple[int, Segment] | None:
+        env = self.snaps.get((block, i))
+        if env is None:  # no run reached this statement
+            return None
+        for end in range(len(stmts), i, -1):  # the longest first: most forwards fail at one statement
+            seg = self._segment(stmts[i:end], env)
+            if seg is not None:
+                return end, seg
+        return None
+
+    def _segment(self, run: list[ast.stmt], env: dict[str, Any]) -> Segment | None:
+        nodes = [n for s in run for n in ast.walk(s)]
+        if any(isinstance(n, _CONTROL) or isinstance(n, ast.Return) and n is not run[-1] for n in nodes):
+            return None
+        reads = _reads_before_writes(run)
+        if any(n in self.locals and n not in env for n in reads):
+            return None  # a local this path has not set: the statements would raise here
+        names = sorted((n for n in self.locals if n in reads and n in env and n != "self"),
+                       key=list(env).index)
+        # A loop or branch on a value read from a tensor stays Python (its bodies are covered):
+        # traced, it would unroll for the one value seen while capturing.
+        headers = set(_loads([h for n in nodes for h in _headers(n)]))
+        if any(n in self.by_python and n in headers and not isinstance(env[n], torch.Tensor) for n in names):
+            return None
+        returns = isinstance(run[-1], ast.Return)
+        inside = Counter(_loads(run))
+        assigns = [] if returns else sorted(n for n in _stores(run)
+                                            if self.loads[n] > inside[n] or n in reads)
+        for floats_at_run_time in (True, False):
+            seg = self._trace(run, env, names, assigns, returns, floats_at_run_time)
+            if seg is not None:
+                return seg
+        return None
+
+    def _trace(self, run: list[ast.stmt], env: dict[str, Any], names: list[str], assigns: list[str],
+               returns: bool, floats_at_run_time: bool) -> Segment | None:
+        """The run traced as a function of its tensors (and floats, if `floats_at_run_time`); plain
+        values are baked in, through the function's globals."""
+        guard: list[tuple[str, Any]] = []
+        args: list[str] = []
+        scope = dict(self.scope)
+        for n in names:
+            v = env[n]
+            if isinstance(v, torch.Tensor):
+                guard.append((n, TensorMeta(tuple(v.shape), v.dtype, tuple(v.stride()))))
+                args.append(n)
+            elif isinstance(v, float) and floats_at_run_time:
+                guard.append((n, float))
+                args.append(n)
+            elif v is None or isinstance(v, (bool, int, float, str)) or (
+                    isinstance(v, tuple) and all(isinstance(x, (bool, int)) for x in v)):
+                guard.append((n, v))
+                scope[n] = v
+            else:
+                return None  # a list, a module, an object: its identity or mutation is not a value
+        body = [*run] if returns else [*run, ast.parse(f"return ({', '.join(assigns)},)").body[0]]
+        params = ast.arguments([], [ast.arg(a) for a in ["self", *args]], None, [], [], None, [])
+        fn = ast.FunctionDef("forward", params, body, [], None, None)
+        values = [env[a] for a in args]
+        try:
+            exec(compile(ast.fix_missing_locations(ast.Module([fn], [])), "<segment>", "exec"), scope)
+            root = _sharing(self.model, scope["forward"])
+            gm, recorder = trace_graph(root, values, shapes=not floats_at_run_time)
+            program = lower_traced(gm, root, values, recorder, prefix=str(len(self.segments)))
+        except Exception:
+            return None
+        if not program.ops:
+            return None
+        return Segment(program=program, statements="\n".join(ast.unparse(s) for s in run), guard=guard,
+                       assigns=assigns, returns=returns)
+
+
+def _sharing(model: torch.nn.Module, forward: Callable) -> torch.nn.Module:
+    """A module whose forward is `forward` and whose state is `model`'s own (not a copy)."""
+    cls = type("Segment", (type(model),), {"forward": forward})
+    root = cls.__new__(cls)
+    object.__setattr__(root, "__dict__", model.__dict__)
+    return root
+
+
+def _headers(node: ast.AST) -> list[ast.expr]:
+    """What decides a compound statement's path: a loop's iterable, a branch's or loop's test."""
+    if isinstance(node, ast.For):
+        return [node.iter]
+    return [node.test] if isinstance(node, (ast.If, ast.While, ast.IfExp)) else []
+
+
+def _stores(stmts: list[ast.stmt]) -> set[str]:
+    """Names the statements assign (a comprehension's own variables are not the function's)."""
+    nodes = [n for s in stmts for n in ast.walk(s)]
+    own = {id(t) for c in nodes if isinstance(c, ast.comprehension) for t in ast.walk(c.target)}
+    return {n.id for n in nodes
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in own}
+
+
+def _loads(stmts: list[ast.stmt]) -> list[str]:
+    """Every name read in the statements, once per read."""
+    return [n.id for s in stmts for n in ast.walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+
+
+def _reads_before_writes(run: list[ast.stmt]) -> set[str]:
+    """Names a run reads before it assigns them (its inputs)."""
+    written: set[str] = set()
+    reads: set[str] = set()
+    for s in run:
+        reads |= set(_loads([s])) - written
+        written |= _stores([s])
+    return reads
