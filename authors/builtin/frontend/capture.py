@@ -5,7 +5,7 @@ problem's inputs (real CPU tensors at the small size, meta tensors at full size)
 every node into the IR. Where plain fx fails on Python control flow over shapes (a time loop of
 `range(x.shape[1])`), a meta-tensor tracer retries with concrete shapes and unrolls it. When both
 fail (data-dependent control flow, unsupported constructs), it raises CaptureError and the
-author falls back to whole-forward strategies that need no graph.
+author captures the forward in regions around what fx cannot trace (partial.py).
 """
 
 from __future__ import annotations
