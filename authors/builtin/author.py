@@ -153,8 +153,8 @@ class BuiltinAuthor:
             except CaptureError as whole:
                 try:  # the regions around what fx cannot trace (a branch on a value, `.item()`)
                     self._captured[key] = capture_partial(task.problem.source, path, task.problem.size)
-                except CaptureError as e:
-                    raise CaptureError(f"{whole}; in regions: {e}") from None
+                except Exception as e:  # whatever fails here, the verbatim forward is still right
+                    raise CaptureError(f"{whole}; in regions: {type(e).__name__}: {e}") from None
         return self._captured[key]
 
     def _active(self, cfg: BuiltinConfig, kind: str | None = None) -> list[Template]:
