@@ -79,7 +79,7 @@ def test_a_loop_on_a_value_stays_python_with_its_body_captured() -> None:
         else:
             y = torch.tanh(x) - 1.0
         return y + 1.0''', '''        y = x * 0.5
-        for _ in range(int(x.abs().sum().item()) % 3 + 1):
+        for _ in range(int(x.abs().sum().item()) % 3 - 3):  # never entered: forced once
             y = torch.sigmoid(y) + x
         return y''')
     fwd = _forward(generate(src).source)

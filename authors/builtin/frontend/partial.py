@@ -16,9 +16,10 @@ resume in generated functions that cannot be written back as a readable solution
 each branch as a guarded graph would need the branch condition itself captured.
 
 Both sides of a branch get kernels: the forward is run again with each branch's other way forced
-(a decision hook on every `if` / `while` test), and a region's inputs are those of the first run
-that reached it. At a size other than "small" the forward runs on meta tensors, and the values
-it converts to Python (`bool`, `.item()`, ...) are replayed from the small runs in order.
+(a decision hook on every `if` / `while` test; an empty `range` loop is entered once), and a
+region's inputs are those of the first run that reached it. At a size other than "small" the
+forward runs on meta tensors, and the values it converts to Python (`bool`, `.item()`, ...) are
+replayed from the small runs in order.
 """
 
 from __future__ import annotations
@@ -103,6 +104,21 @@ class _Run:
         self.outcomes.setdefault(point, set()).add(taken)
         return taken
 
+    def loop(self, point: int, iterable: Any) -> Iterator[Any]:
+        """A `for` loop's items; forced in, an empty range runs once on its start, forced out, none."""
+        if self.force == (point, False):
+            self.force = None
+            self.outcomes.setdefault(point, set()).add(False)
+            return
+        entered = False
+        for item in iterable:
+            entered = True
+            yield item
+        self.outcomes.setdefault(point, set()).add(entered)
+        if not entered and self.force == (point, True) and isinstance(iterable, range):
+            self.force = None
+            yield iterable.start
+
     @contextlib.contextmanager
     def conversions(self) -> Iterator[None]:
         """Record each tensor-to-Python conversion; with a replay, answer meta tensors' from it."""
@@ -143,7 +159,7 @@ def _observe(problem_source: str, filename: str, size: str, fwd: ast.FunctionDef
             problem = load_problem(problem_source, size, filename)
             scope = dict(problem.module.__dict__)
             got = _Run(force, replay)
-            scope.update(__snap__=got.snap, __decide__=got.decide)
+            scope.update(__snap__=got.snap, __decide__=got.decide, __loop__=got.loop)
             exec(compile(ast.fix_missing_locations(ast.Module([tree], [])), filename, "exec"), scope)
             seeded(0)
             model = problem.model_cls(*problem.get_init_inputs())
@@ -178,8 +194,9 @@ def _observe(problem_source: str, filename: str, size: str, fwd: ast.FunctionDef
 
 
 def _instrument(stmts: list[ast.stmt], blocks: Iterator[int], points: Iterator[int]) -> list[ast.stmt]:
-    """`stmts` with `__snap__(block, i, locals())` before each statement and at the end, and each
-    `if` / `while` test passed through `__decide__`. Blocks are numbered as _Cover numbers them."""
+    """`stmts` with `__snap__(block, i, locals())` before each statement and at the end, each `if`
+    / `while` test passed through `__decide__` and each `for` iterable through `__loop__`. Blocks
+    are numbered as _Cover numbers them."""
     block = next(blocks)
     out: list[ast.stmt] = []
     for i, s in enumerate([*stmts, None]):
@@ -191,6 +208,8 @@ def _instrument(stmts: list[ast.stmt], blocks: Iterator[int], points: Iterator[i
                 setattr(s, field, _instrument(getattr(s, field), blocks, points))
         if isinstance(s, (ast.If, ast.While)):
             s.test = ast.Call(ast.Name("__decide__", ast.Load()), [ast.Constant(next(points)), s.test], [])
+        elif isinstance(s, ast.For):
+            s.iter = ast.Call(ast.Name("__loop__", ast.Load()), [ast.Constant(next(points)), s.iter], [])
         out.append(s)
     return out
 
