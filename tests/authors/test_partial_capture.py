@@ -100,3 +100,22 @@ def test_constants_keep_their_expression_until_changed_in_place() -> None:
     assert looked_up == ("torch.arange(5000, dtype=torch.float32).div(5000)",
                          "torch.triu(torch.ones(80, 80), diagonal=1).bool()", None, None)
     torch.testing.assert_close(eval(looked_up[0], {"torch": torch}), scale)
+
+
+def test_attribute_updates_stay_python() -> None:
+    src = BRANCH.replace('''    def forward(self, x):
+        if x.sum() > 0:''', '''    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls = self.calls + 1
+        x = x * 2.0
+        if x.sum() > 0:''')
+    cand = generate(src)
+    new = exec_module(cand.source, "<candidate>", "cand").ModelNew()
+    ref = load_problem(src, "small").model_cls()
+    x = torch.randn(4, 6)
+    for inp in (x, -x):
+        torch.testing.assert_close(new(inp), ref(inp))
+    assert new.calls == 2 and _calls(_forward(cand.source).body, "_pointwise_")

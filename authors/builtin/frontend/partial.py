@@ -275,6 +275,8 @@ class _Cover:
         nodes = [n for s in run for n in ast.walk(s)]
         if any(isinstance(n, _CONTROL) or isinstance(n, ast.Return) and n is not run[-1] for n in nodes):
             return None
+        if any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) for n in nodes):
+            return None  # `self.cache = y` runs while tracing but leaves no trace in the graph
         reads = _reads_before_writes(run)
         if any(n in self.locals and n not in env for n in reads):
             return None  # a local this path has not set: the statements would raise here
