@@ -24,8 +24,8 @@ def guard_expr(guard: list[tuple[str, Any]]) -> str:
     for name, want in guard:
         if isinstance(want, TensorMeta):
             parts.append(f"_guard_fits({name}, {want.shape!r}, {want.stride!r}, {want.dtype})")
-        elif want is float:
-            parts.append(f"_guard_float({name})")
+        elif want in (float, int):
+            parts.append(f"_guard_{want.__name__}({name})")
         else:
             parts.append(f"_guard_is({name}, {want!r})")
     return " and ".join(parts) or "True"

@@ -119,3 +119,23 @@ def test_attribute_updates_stay_python() -> None:
     for inp in (x, -x):
         torch.testing.assert_close(new(inp), ref(inp))
     assert new.calls == 2 and _calls(_forward(cand.source).body, "_pointwise_")
+
+
+def test_a_loop_counter_is_read_at_run_time_only_where_it_keeps_shapes() -> None:
+    loop = BRANCH.replace('''        if x.sum() > 0:
+            y = torch.relu(x) * 2.0
+        else:
+            y = torch.tanh(x) - 1.0
+        return y + 1.0''', '''        y = x[:, 0] * 0.0
+        for t in range(int(x.abs().sum().item()) % 3 + 2):
+            y = torch.tanh(x[:, t] + y) * t
+        return y''')
+    cand = generate(loop)
+    assert "_guard_int(t)" in cand.source
+    result = evaluate(loop, cand.source, trials=2)
+    assert result.correct and result.custom_kernels > 0, result.reason
+    sliced = loop.replace("torch.tanh(x[:, t] + y) * t", "torch.tanh(x[:, :t + 1].sum(dim=1) + y)")
+    cand = generate(sliced)
+    assert "_guard_int(t)" not in cand.source and "_guard_is(t, 0)" in cand.source  # a size: baked
+    result = evaluate(sliced, cand.source, trials=2)
+    assert result.correct, result.reason

@@ -133,8 +133,9 @@ class Segment:
     statements: str
     """The region's statements as written: they run when the guard fails."""
     guard: list[tuple[str, Any]]
-    """(variable, what it held while capturing): a TensorMeta, `float` (read at run time), or a
-    plain value the program baked in. The region's kernels run only when every variable matches."""
+    """(variable, what it held while capturing): a TensorMeta; `float` or `int`, a number read at
+    run time; or a plain value the program baked in. The region's kernels run only when every
+    variable matches."""
     assigns: list[str] = field(default_factory=list)
     """Variables the region leaves set, in the order of the program's output tuple."""
     returns: bool = False

@@ -28,11 +28,13 @@ import ast
 import contextlib
 import copy
 import itertools
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+import torch.fx
 
 from ....eval.harness import seeded
 from ....eval.problem import load_problem
@@ -291,16 +293,19 @@ class _Cover:
         inside = Counter(_loads(run))
         assigns = [] if returns else sorted(n for n in _stores(run)
                                             if self.loads[n] > inside[n] or n in reads)
-        for floats_at_run_time in (True, False):
-            seg = self._trace(run, env, names, assigns, returns, floats_at_run_time)
+        kinds = {type(env[n]) for n in names}
+        attempts = [(float, int)] if int in kinds else []
+        attempts += [(float,)] if float in kinds else []
+        for runtime in [*attempts, ()]:
+            seg = self._trace(run, env, names, assigns, returns, runtime)
             if seg is not None:
                 return seg
         return None
 
     def _trace(self, run: list[ast.stmt], env: dict[str, Any], names: list[str], assigns: list[str],
-               returns: bool, floats_at_run_time: bool) -> Segment | None:
-        """The run traced as a function of its tensors (and floats, if `floats_at_run_time`); plain
-        values are baked in, through the function's globals."""
+               returns: bool, runtime: tuple[type, ...]) -> Segment | None:
+        """The run traced as a function of its tensors and the numbers of the `runtime` types (read
+        at run time: plain fx only); other plain values are baked in through the function's globals."""
         guard: list[tuple[str, Any]] = []
         args: list[str] = []
         scope = dict(self.scope)
@@ -309,8 +314,8 @@ class _Cover:
             if isinstance(v, torch.Tensor):
                 guard.append((n, TensorMeta(tuple(v.shape), v.dtype, tuple(v.stride()))))
                 args.append(n)
-            elif isinstance(v, float) and floats_at_run_time:
-                guard.append((n, float))
+            elif type(v) in runtime:
+                guard.append((n, type(v)))
                 args.append(n)
             elif v is None or isinstance(v, (bool, int, float, str)) or (
                     isinstance(v, tuple) and all(isinstance(x, (bool, int)) for x in v)):
@@ -325,14 +330,45 @@ class _Cover:
         try:
             exec(compile(ast.fix_missing_locations(ast.Module([fn], [])), "<segment>", "exec"), scope)
             root = _sharing(self.model, scope["forward"])
-            gm, recorder = trace_graph(root, values, shapes=not floats_at_run_time)
+            gm, recorder = trace_graph(root, values, shapes=not runtime)
             program = lower_traced(gm, root, values, recorder, prefix=str(len(self.segments)))
         except Exception:
             return None
-        if not program.ops:
+        ints = {n for n, k in guard if k is int}
+        if not program.ops or ints and not _ints_keep_shapes(gm, program, ints):
             return None
         return Segment(program=program, statements="\n".join(ast.unparse(s) for s in run), guard=guard,
                        assigns=assigns, returns=returns)
+
+
+# A run-time integer may only pick an element (`x[:, t]`, `x.select(1, t)`) or scale a tensor
+# (`h * t`): then every value keeps the shape it was captured with, whatever its value.
+_SCALING = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, torch.add, torch.sub,
+            torch.mul, torch.div, "add", "sub", "mul", "div"}
+
+
+def _ints_keep_shapes(gm: torch.fx.GraphModule, program: Program, ints: set[str]) -> bool:
+    tensors = {name for name, v in program.values.items() if v.is_tensor}
+    for node in gm.graph.nodes:
+        if node.op != "placeholder" or node.target not in ints:
+            continue
+        for user in node.users:
+            first = user.args[0] if user.args else None
+            on_tensor = isinstance(first, torch.fx.Node) and first.name in tensors
+            if user.target is operator.getitem and on_tensor:
+                index = user.args[1] if isinstance(user.args[1], tuple) else (user.args[1],)
+                if node in index and not any(isinstance(i, slice) for i in index if _mentions(i, node)):
+                    continue
+            elif user.target == "select" and on_tensor and user.args[2:] == (node,) or (
+                    user.target in _SCALING and len(user.args) == 2 and not user.kwargs
+                    and any(isinstance(a, torch.fx.Node) and a.name in tensors for a in user.args)):
+                continue
+            return False
+    return True
+
+
+def _mentions(index: Any, node: torch.fx.Node) -> bool:
+    return isinstance(index, slice) and node in (index.start, index.stop, index.step)
 
 
 def _sharing(model: torch.nn.Module, forward: Callable) -> torch.nn.Module:

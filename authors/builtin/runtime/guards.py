@@ -21,3 +21,8 @@ def _guard_is(v, expected):
 def _guard_float(v):
     """`v` is a Python float: the region reads it at run time, as a kernel argument."""
     return isinstance(v, float)
+
+
+def _guard_int(v):
+    """`v` is a Python int (not a bool): the region reads it at run time, as an index or a factor."""
+    return isinstance(v, int) and not isinstance(v, bool)
