@@ -33,8 +33,11 @@ def guard_expr(guard: list[tuple[str, Any]]) -> str:
 
 def _segment_text(seg: Segment, lines: list[str]) -> str:
     out = _render_out(seg.program.outputs)
-    tail = f"return {out}" if seg.returns else f"({', '.join(seg.assigns)},) = {out}"
-    kernels = textwrap.indent("\n".join([*lines, tail]), "    ")
+    if seg.returns:
+        lines = [*lines, f"return {out}"]
+    elif seg.assigns:
+        lines = [*lines, f"({', '.join(seg.assigns)},) = {out}"]
+    kernels = textwrap.indent("\n".join(lines or ["pass"]), "    ")
     fallback = textwrap.indent(seg.statements, "    ")
     return f"if {guard_expr(seg.guard)}:\n{kernels}\nelse:\n{fallback}"
 

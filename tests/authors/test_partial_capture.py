@@ -102,15 +102,17 @@ def test_constants_keep_their_expression_until_changed_in_place() -> None:
     torch.testing.assert_close(eval(looked_up[0], {"torch": torch}), scale)
 
 
-def test_attribute_updates_stay_python() -> None:
+def test_state_updates_stay_python() -> None:
     src = BRANCH.replace('''    def forward(self, x):
         if x.sum() > 0:''', '''    def __init__(self):
         super().__init__()
         self.calls = 0
+        self.register_buffer("decay", torch.ones(6))
 
     def forward(self, x):
         self.calls = self.calls + 1
-        x = x * 2.0
+        self.decay.mul_(0.5)
+        x = x * 2.0 + self.decay
         if x.sum() > 0:''')
     cand = generate(src)
     new = exec_module(cand.source, "<candidate>", "cand").ModelNew()
@@ -119,6 +121,7 @@ def test_attribute_updates_stay_python() -> None:
     for inp in (x, -x):
         torch.testing.assert_close(new(inp), ref(inp))
     assert new.calls == 2 and _calls(_forward(cand.source).body, "_pointwise_")
+    torch.testing.assert_close(new.decay, torch.full((6,), 0.25))
 
 
 def test_a_loop_counter_is_read_at_run_time_only_where_it_keeps_shapes() -> None:

@@ -277,8 +277,8 @@ class _Cover:
         nodes = [n for s in run for n in ast.walk(s)]
         if any(isinstance(n, _CONTROL) or isinstance(n, ast.Return) and n is not run[-1] for n in nodes):
             return None
-        if any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) for n in nodes):
-            return None  # `self.cache = y` runs while tracing but leaves no trace in the graph
+        if any(_changes_state(n) for n in nodes):
+            return None  # `self.count += 1`, `self.buf.mul_(m)` run once while tracing, not in the graph
         reads = _reads_before_writes(run)
         if any(n in self.locals and n not in env for n in reads):
             return None  # a local this path has not set: the statements would raise here
@@ -323,7 +323,8 @@ class _Cover:
                 scope[n] = v
             else:
                 return None  # a list, a module, an object: its identity or mutation is not a value
-        body = [*run] if returns else [*run, ast.parse(f"return ({', '.join(assigns)},)").body[0]]
+        outs = f"({', '.join(assigns)},)" if assigns else "()"
+        body = [*run] if returns else [*run, ast.parse(f"return {outs}").body[0]]
         params = ast.arguments([], [ast.arg(a) for a in ["self", *args]], None, [], [], None, [])
         fn = ast.FunctionDef("forward", params, body, [], None, None)
         values = [env[a] for a in args]
@@ -377,6 +378,19 @@ def _sharing(model: torch.nn.Module, forward: Callable) -> torch.nn.Module:
     root = cls.__new__(cls)
     object.__setattr__(root, "__dict__", model.__dict__)
     return root
+
+
+def _changes_state(node: ast.AST) -> bool:
+    """An attribute assigned, or an attribute's tensor changed in place (`self.buf.mul_(m)`,
+    `self.buf[0] = v`): plain fx runs these on the module's real state instead of recording them."""
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+        return True
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+        return isinstance(node.value, ast.Attribute)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        name = node.func.attr
+        return name.endswith("_") and not name.startswith("_") and isinstance(node.func.value, ast.Attribute)
+    return False
 
 
 def _headers(node: ast.AST) -> list[ast.expr]:
