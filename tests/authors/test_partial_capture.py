@@ -1,6 +1,7 @@
 """Partial capture (frontend/partial.py): a forward torch.fx cannot trace whole keeps its Python
 control flow, and the straight-line regions around it run our kernels behind guards; constants
-a forward builds (frontend/constants.py) are rebuilt by their expression, never by randomness."""
+a forward builds (frontend/constants.py) are rebuilt by their expression, never by randomness; a
+buffer the forward changes in place keeps changing."""
 
 from __future__ import annotations
 
@@ -142,3 +143,25 @@ def test_a_loop_counter_is_read_at_run_time_only_where_it_keeps_shapes() -> None
     assert "_guard_int(t)" not in cand.source and "_guard_is(t, 0)" in cand.source  # a size: baked
     result = evaluate(sliced, cand.source, trials=2)
     assert result.correct, result.reason
+
+
+def test_a_buffer_changed_in_place_stays_in_the_whole_capture() -> None:
+    # Plain fx would run `self.decay.mul_` on the real buffer while tracing and record nothing.
+    src = BRANCH.replace('''    def forward(self, x):
+        if x.sum() > 0:
+            y = torch.relu(x) * 2.0
+        else:
+            y = torch.tanh(x) - 1.0
+        return y + 1.0''', '''    def __init__(self):
+        super().__init__()
+        self.register_buffer("decay", torch.ones(6))
+
+    def forward(self, x):
+        self.decay.mul_(0.5)
+        return torch.relu(x) * 2.0 + self.decay''')
+    cand = generate(src)
+    assert not cand.author_state.get("partial") and "self.decay.mul_(0.5)" in cand.source
+    new = exec_module(cand.source, "<candidate>", "cand").ModelNew()
+    for _ in range(2):
+        new(torch.randn(4, 6))
+    torch.testing.assert_close(new.decay, torch.full((6,), 0.25))

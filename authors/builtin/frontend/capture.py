@@ -235,9 +235,14 @@ def trace_graph(model: torch.nn.Module, inputs: list[Any], shapes: bool = True,
     `inputs`; the recorder names the constants made while tracing."""
     own = _attribute_names(model)
     recorder = ConstantRecorder()
+    versions = _state_versions(model)
     try:
         with recorder:
-            return _graph_module(model, _FactoryTracer().trace(model), own), recorder
+            graph = _FactoryTracer().trace(model)
+        if _state_versions(model) != versions:
+            # Plain fx reads buffers as tensors: `self.buf.mul_(m)` ran on the real buffer, unrecorded.
+            raise CaptureError("the forward changes a buffer in place")
+        return _graph_module(model, graph, own), recorder
     except Exception as e:
         first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
         if not shapes:
@@ -258,6 +263,11 @@ def trace_graph(model: torch.nn.Module, inputs: list[Any], shapes: bool = True,
         raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
                            f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
     return _graph_module(model, graph, own), recorder
+
+
+def _state_versions(model: torch.nn.Module) -> list[int]:
+    """The in-place version counters of the module's parameters and buffers."""
+    return [t._version for t in [*model.parameters(), *model.buffers()]]
 
 
 def _graph_module(model: torch.nn.Module, graph: torch.fx.Graph, own: set[str]) -> torch.fx.GraphModule:
