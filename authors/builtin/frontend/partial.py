@@ -15,22 +15,17 @@ whatever a path left in its variables. Dynamo-style graph breaks would split at 
 resume in generated functions that cannot be written back as a readable solution.py; tracing
 each branch as a guarded graph would need the branch condition itself captured.
 
-Both sides of a branch get kernels: the forward is run again with each branch's other way forced
-(a decision hook on every `if` / `while` test; an empty `range` loop is entered once), and a
-region's inputs are those of the first run that reached it. At a size other than "small" the
-forward runs on meta tensors, and the values it converts to Python (`bool`, `.item()`, ...) are
-replayed from the small runs in order.
+Both sides of a branch get kernels: observe.py runs the forward again with each branch's other
+way forced, and a region's inputs are those of the first run that reached it.
 """
 
 from __future__ import annotations
 
 import ast
-import contextlib
-import copy
 import itertools
 import operator
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -40,14 +35,12 @@ from ....eval.harness import seeded
 from ....eval.problem import load_problem
 from .capture import Captured, CaptureError, lower_traced, split_problem_source, trace_graph
 from .ir import PartialForward, Program, Segment, TensorMeta
+from .observe import BLOCKS as _BLOCKS
+from .observe import observe
 
-_BLOCKS = ("body", "orelse", "finalbody")
 _CONTROL = (ast.Break, ast.Continue, ast.Raise, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
             ast.Global, ast.Nonlocal, ast.Delete, ast.Import, ast.ImportFrom, ast.Try, ast.With,
             ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda)
-MAX_RUNS = 8  # the forward with natural decisions, then with one branch forced each
-MAX_DECISIONS = 10_000  # a forced loop that never ends is abandoned
-_CONVERSIONS = ("__bool__", "item", "__int__", "__float__", "__index__", "tolist")
 
 
 def capture_partial(problem_source: str, filename: str = "<problem>", size: str = "small") -> Captured:
@@ -56,11 +49,11 @@ def capture_partial(problem_source: str, filename: str = "<problem>", size: str 
     preamble, init_src, forward_args, forward_src = split_problem_source(problem_source)
     fwd = ast.parse(forward_src).body[0]
     assert isinstance(fwd, ast.FunctionDef)
-    runs = _observe(problem_source, filename, "small", fwd, None)
+    runs = observe(problem_source, filename, "small", fwd, None)
     with torch.device("cpu" if size == "small" else "meta"):
         problem = load_problem(problem_source, size, filename)
         if size != "small":
-            runs = _observe(problem_source, filename, size, fwd, runs)
+            runs = observe(problem_source, filename, size, fwd, runs)
         seeded(0)
         model = problem.model_cls(*problem.get_init_inputs())
         snaps: dict[tuple[int, int], dict[str, Any]] = {}
@@ -76,144 +69,6 @@ def capture_partial(problem_source: str, filename: str = "<problem>", size: str 
                       forward_signature=ast.unparse(fwd.args))
     return Captured(program=program, module=model, problem=problem, preamble=preamble,
                     partial=PartialForward(forward=ast.unparse(fwd), segments=cover.segments))
-
-
-# ---- running the forward: what each block boundary sees ---------------------------------------
-
-
-class _Run:
-    """One run of the instrumented forward: the locals at each block boundary (first visit),
-    each decision's outcomes, and the tensor-to-Python conversions in order."""
-
-    def __init__(self, force: tuple[int, bool] | None, replay: list[Any] | None) -> None:
-        self.force, self.forced = force, force
-        self.replay = list(replay) if replay is not None else None
-        self.snaps: dict[tuple[int, int], dict[str, Any]] = {}
-        self.outcomes: dict[int, set[bool]] = {}
-        self.converted: list[Any] = []
-        self.decisions = 0
-
-    def snap(self, block: int, at: int, env: dict[str, Any]) -> None:
-        self.snaps.setdefault((block, at), dict(env))
-
-    def decide(self, point: int, value: Any) -> bool:
-        self.decisions += 1
-        if self.decisions > MAX_DECISIONS:
-            raise RuntimeError("a forced loop did not end")
-        taken = bool(value)
-        if self.force is not None and self.force[0] == point:
-            taken, self.force = self.force[1], None
-        self.outcomes.setdefault(point, set()).add(taken)
-        return taken
-
-    def loop(self, point: int, iterable: Any) -> Iterator[Any]:
-        """A `for` loop's items; forced in, an empty range runs once on its start, forced out, none."""
-        if self.force == (point, False):
-            self.force = None
-            self.outcomes.setdefault(point, set()).add(False)
-            return
-        entered = False
-        for item in iterable:
-            entered = True
-            yield item
-        self.outcomes.setdefault(point, set()).add(entered)
-        if not entered and self.force == (point, True) and isinstance(iterable, range):
-            self.force = None
-            yield iterable.start
-
-    @contextlib.contextmanager
-    def conversions(self) -> Iterator[None]:
-        """Record each tensor-to-Python conversion; with a replay, answer meta tensors' from it."""
-        originals = {n: getattr(torch.Tensor, n) for n in _CONVERSIONS}
-
-        def wrap(fn: Callable) -> Callable:
-            def convert(t: torch.Tensor, *args: Any) -> Any:
-                if self.replay is not None and t.device.type == "meta":
-                    if not self.replay:
-                        raise RuntimeError("the replayed run converted more values than the small run")
-                    return self.replay.pop(0)
-                out = fn(t, *args)
-                self.converted.append(out)
-                return out
-            return convert
-
-        for n, fn in originals.items():
-            setattr(torch.Tensor, n, wrap(fn))
-        try:
-            yield
-        finally:
-            for n, fn in originals.items():
-                setattr(torch.Tensor, n, fn)
-
-
-def _observe(problem_source: str, filename: str, size: str, fwd: ast.FunctionDef,
-             small: list[_Run] | None) -> list[_Run]:
-    """The forward's runs at `size`: natural, then each unexplored branch forced (at the small
-    size), or the small runs replayed with their conversions (at any other)."""
-    points = itertools.count()
-    tree = copy.deepcopy(fwd)
-    tree.body = _instrument(tree.body, itertools.count(), points)
-    tree.name = "__observed_forward__"
-    device = "cpu" if size == "small" else "meta"
-
-    def run(force: tuple[int, bool] | None, replay: list[Any] | None) -> _Run:
-        with torch.device(device):
-            problem = load_problem(problem_source, size, filename)
-            scope = dict(problem.module.__dict__)
-            got = _Run(force, replay)
-            scope.update(__snap__=got.snap, __decide__=got.decide, __loop__=got.loop)
-            exec(compile(ast.fix_missing_locations(ast.Module([tree], [])), filename, "exec"), scope)
-            seeded(0)
-            model = problem.model_cls(*problem.get_init_inputs())
-            seeded(1)
-            inputs = list(problem.get_inputs())
-            with torch.no_grad(), got.conversions():
-                scope["__observed_forward__"](model, *inputs)
-            return got
-
-    plan = [(r.forced, r.converted) for r in small] if small is not None else [(None, None)]
-    try:
-        runs = [run(*plan[0])]
-    except Exception as e:
-        raise CaptureError(f"the forward fails on the problem's inputs: {type(e).__name__}: {e}") from None
-    for force, replay in plan[1:]:
-        with contextlib.suppress(Exception):  # a replay can part ways with its small run: no regions
-            runs.append(run(force, replay))
-    tried: set[tuple[int, bool]] = set()
-    while small is None and len(runs) < MAX_RUNS:
-        seen: dict[int, set[bool]] = {}
-        for r in runs:
-            for p, o in r.outcomes.items():
-                seen.setdefault(p, set()).update(o)
-        todo = [(p, not next(iter(o))) for p, o in sorted(seen.items()) if len(o) == 1]
-        todo = [f for f in todo if f not in tried]
-        if not todo:
-            break
-        tried.add(todo[0])
-        with contextlib.suppress(Exception):  # a forced path may fail: its regions stay PyTorch
-            runs.append(run(todo[0], None))
-    return runs
-
-
-def _instrument(stmts: list[ast.stmt], blocks: Iterator[int], points: Iterator[int]) -> list[ast.stmt]:
-    """`stmts` with `__snap__(block, i, locals())` before each statement and at the end, each `if`
-    / `while` test passed through `__decide__` and each `for` iterable through `__loop__`. Blocks
-    are numbered as _Cover numbers them."""
-    block = next(blocks)
-    out: list[ast.stmt] = []
-    for i, s in enumerate([*stmts, None]):
-        out.append(ast.parse(f"__snap__({block}, {i}, locals())").body[0])
-        if s is None:
-            break
-        for field in _BLOCKS:
-            if getattr(s, field, None):
-                setattr(s, field, _instrument(getattr(s, field), blocks, points))
-        if isinstance(s, (ast.If, ast.While)):
-            s.test = ast.Call(ast.Name("__decide__", ast.Load()), [ast.Constant(next(points)), s.test], [])
-        elif isinstance(s, ast.For):
-            s.iter = ast.Call(ast.Name("__loop__", ast.Load()), [ast.Constant(next(points)), s.iter], [])
-        out.append(s)
-    return out
 
 
 # ---- covering the blocks with traced segments ----------------------------------------------------
