@@ -194,6 +194,8 @@ class BuiltinAuthor:
             state["verbatim"], note = True, f"{note}; verbatim forward ({e})"
         else:
             source = self._assemble(task, cap, cfg, ctx, state)
+            if cap.partial is not None:
+                note = f"{note}; forward in {len(cap.partial.segments)} regions around code fx cannot trace"
         # A partially captured forward branches on values: one recorded graph cannot replay it.
         for tpl in [] if state.get("partial") else self._program_templates(cfg, state["templates"]):
             ctx.params = cfg.params.get(tpl.id, {})
