@@ -10,6 +10,7 @@ import ast
 import torch
 from author_util import evaluate, generate
 from kernelskill.authors.builtin.frontend.constants import ConstantRecorder
+from kernelskill.authors.builtin.frontend.partial import capture_partial
 from kernelskill.eval.problem import exec_module, load_problem
 
 BRANCH = '''"""A branch on the sign of a sum."""
@@ -165,3 +166,33 @@ def test_a_buffer_changed_in_place_stays_in_the_whole_capture() -> None:
     for _ in range(2):
         new(torch.randn(4, 6))
     torch.testing.assert_close(new.decay, torch.full((6,), 0.25))
+
+
+def test_a_statement_fx_cannot_trace_is_traced_once() -> None:
+    # Runs never cross it, so the code before it is not retraced for every possible end of a run.
+    src = BRANCH.replace('''class Model(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            y = torch.relu(x) * 2.0
+        else:
+            y = torch.tanh(x) - 1.0
+        return y + 1.0''', '''CALLS = []
+
+
+def gate(x):
+    CALLS.append(1)
+    return x.sum() > 0
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        a = x * 2.0
+        c = torch.relu(a + 1.0)
+        if gate(c):
+            c = c * 3.0
+        d = torch.tanh(c - 1.0)
+        e = d * 0.5
+        return e + a''')
+    cap = capture_partial(src)
+    assert cap.partial is not None and len(cap.partial.segments) == 3
+    assert len(cap.problem.module.CALLS) <= 3  # one trace of the `if` alone: plain fx, the shape tracer twice

@@ -80,6 +80,7 @@ class _Cover:
         self.model, self.scope, self.snaps = model, scope, snaps
         self.blocks = itertools.count()
         self.segments: list[Segment] = []
+        self.barriers: dict[tuple[int, int], bool] = {}
         self.locals = {a.arg for a in fwd.args.args} | _stores(fwd.body)
         self.loads = Counter(_loads(fwd.body))  # before any run is replaced by its marker
         self.by_python: set[str] = set()
@@ -120,13 +121,22 @@ class _Cover:
 
     def _longest(self, stmts: list[ast.stmt], block: int, i: int) -> tuple[int, Segment] | None:
         env = self.snaps.get((block, i))
-        if env is None:  # no run reached this statement
+        if env is None or self._barrier(stmts[i], block, i):  # unreached, or untraceable alone
             return None
-        for end in range(len(stmts), i, -1):  # the longest first: most forwards fail at one statement
+        # A run never crosses a statement that cannot be traced alone: one trace per statement
+        # spares retracing what lies before it (an unrolled loop costs seconds) for every end.
+        limit = next((j for j in range(i + 1, len(stmts)) if self._barrier(stmts[j], block, j)), len(stmts))
+        for end in range(limit, i, -1):
             seg = self._segment(stmts[i:end], env)
-            if seg is not None:
+            if seg is not None and seg.program.ops:
                 return end, seg
         return None
+
+    def _barrier(self, stmt: ast.stmt, block: int, j: int) -> bool:
+        if (block, j) not in self.barriers:
+            env = self.snaps.get((block, j))
+            self.barriers[(block, j)] = env is not None and self._segment([stmt], env) is None
+        return self.barriers[(block, j)]
 
     def _segment(self, run: list[ast.stmt], env: dict[str, Any]) -> Segment | None:
         nodes = [n for s in run for n in ast.walk(s)]
@@ -191,7 +201,7 @@ class _Cover:
         except Exception:
             return None
         ints = {n for n, k in guard if k is int}
-        if not program.ops or ints and not _ints_keep_shapes(gm, program, ints):
+        if ints and not _ints_keep_shapes(gm, program, ints):
             return None
         return Segment(program=program, statements="\n".join(ast.unparse(s) for s in run), guard=guard,
                        assigns=assigns, returns=returns)
