@@ -54,6 +54,8 @@ class AuthorState(BaseModel):
                                            "-> the kept one (errors name the kept one)")
     templated: list[str] = Field(default_factory=list, description="Region keys in custom kernels")
     rewrites: list[str] = Field(default_factory=list, description="Program rewrites applied")
+    partial: bool = Field(False, description=(
+        "The forward was captured in parts around code fx cannot trace (no whole-forward templates)"))
     emit_failures: dict[str, str] = Field(default_factory=dict, description="Region key -> why its "
                                           "template failed (the region went back to PyTorch)")
     suspects: list[str] = Field(default_factory=list, description="Repair bisection: regions and "

@@ -17,6 +17,7 @@ from kernelskill.authors.builtin.runtime import (
     gemm_prep,
     graph_forward,
     graph_replay,
+    guards,
     losses,
     norms,
     pool_global,
@@ -32,7 +33,8 @@ CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: r
              losses: runtime.LOSSES_RUNTIME, norms: runtime.NORMS_RUNTIME, gemm: runtime.GEMM_RUNTIME,
              gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS,
              pool_window: runtime.POOL_WINDOW, pool_global: runtime.POOL_GLOBAL,
-             graph_replay: runtime.GRAPH_REPLAY, graph_forward: runtime.GRAPH_FORWARD}
+             graph_replay: runtime.GRAPH_REPLAY, graph_forward: runtime.GRAPH_FORWARD,
+             guards: runtime.GUARDS}
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 ALLOWED = {"torch", "triton", "triton.language", "math"}
 HEADER = "import math\nimport torch\nimport triton\nimport triton.language as tl\n"

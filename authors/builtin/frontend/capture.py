@@ -5,7 +5,7 @@ problem's inputs (real CPU tensors at the small size, meta tensors at full size)
 every node into the IR. Where plain fx fails on Python control flow over shapes (a time loop of
 `range(x.shape[1])`), a meta-tensor tracer retries with concrete shapes and unrolls it. When both
 fail (data-dependent control flow, unsupported constructs), it raises CaptureError and the
-author falls back to whole-forward strategies that need no graph.
+author captures the forward in regions around what fx cannot trace (partial.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from torch.fx.experimental.meta_tracer import MetaTracer
 
 from ....eval.harness import seeded
 from ....eval.problem import LoadedProblem, load_problem
+from .constants import ConstantRecorder
 from .functionalize import functionalize
-from .ir import Program
+from .ir import PartialForward, Program
 from .lower import lower_graph
 
 
@@ -45,6 +46,9 @@ class Captured:
     SMALL (helper classes, constants, imports) that ModelNew's __init__ may need."""
     traced_code: str = ""
     """fx's Python code of the traced forward (constants baked in), to compare captures."""
+    partial: PartialForward | None = None
+    """Set when the forward was captured in regions around code fx cannot trace (partial.py);
+    `program` is then empty but for the reference's __init__ and forward signature."""
 
 
 def split_problem_source(source: str) -> tuple[str, str, list[str], str]:
@@ -203,9 +207,9 @@ def capture(problem_source: str, filename: str = "<problem>", size: str = "small
             return _lower(problem_source, problem, *_trace(problem))
     with torch.device("meta"):
         problem = load_problem(problem_source, size, filename)
-        model, inputs, gm = _trace(problem)
+        model, inputs, gm, recorder = _trace(problem)
         try:
-            return _lower(problem_source, problem, model, inputs, gm)
+            return _lower(problem_source, problem, model, inputs, gm, recorder)
         except CaptureError:
             # Shapes alone can fail to propagate (an op without a meta kernel, a forward that
             # reads values). The small capture may stand in only if fx traces the same code at
@@ -216,31 +220,54 @@ def capture(problem_source: str, filename: str = "<problem>", size: str = "small
             return small
 
 
-def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx.GraphModule]:
+def _trace(problem: LoadedProblem) -> tuple[torch.nn.Module, list[Any], torch.fx.GraphModule,
+                                            ConstantRecorder]:
     seeded(0)
     model = problem.model_cls(*problem.get_init_inputs())
     seeded(1)
     inputs = list(problem.get_inputs())
+    return model, inputs, *trace_graph(model, inputs)
+
+
+def trace_graph(model: torch.nn.Module, inputs: list[Any], shapes: bool = True,
+                ) -> tuple[torch.fx.GraphModule, ConstantRecorder]:
+    """`model.forward` as a graph: plain fx first, then (if `shapes`) the concrete-shape tracer on
+    `inputs`; the recorder names the constants made while tracing."""
     own = _attribute_names(model)
+    recorder = ConstantRecorder()
+    versions = _state_versions(model)
     try:
-        gm = _graph_module(model, _FactoryTracer().trace(model), own)
+        with recorder:
+            graph = _FactoryTracer().trace(model)
+        if _state_versions(model) != versions:
+            # Plain fx reads buffers as tensors: `self.buf.mul_(m)` ran on the real buffer, unrecorded.
+            raise CaptureError("the forward changes a buffer in place")
+        return _graph_module(model, graph, own), recorder
     except Exception as e:
         first = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
-        try:
+        if not shapes:
+            raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
+    try:
+        with recorder:
             graph = _ShapeTracer().trace_inputs(model, inputs)
-        except Exception:
-            try:  # a buffer read as a value (`if self.steps > 0`) needs the buffer itself
-                tracer = _ShapeTracer()
-                tracer.proxy_buffer_attributes = False
+    except Exception:
+        try:  # a buffer read as a value (`if self.steps > 0`) needs the buffer itself
+            tracer = _ShapeTracer()
+            tracer.proxy_buffer_attributes = False
+            with recorder:
                 graph = tracer.trace_inputs(model, inputs)
-            except Exception:
-                raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
-        if len(graph.nodes) > MAX_UNROLLED_NODES:
-            n = len(graph.nodes)
-            raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
-                               f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
-        gm = _graph_module(model, graph, own)
-    return model, inputs, gm
+        except Exception:
+            raise CaptureError(f"torch.fx could not trace Model.forward: {first}") from None
+    if len(graph.nodes) > MAX_UNROLLED_NODES:
+        n = len(graph.nodes)
+        raise CaptureError(f"torch.fx could not trace Model.forward: {first}; unrolled with concrete "
+                           f"shapes it has {n} nodes (limit {MAX_UNROLLED_NODES})") from None
+    return _graph_module(model, graph, own), recorder
+
+
+def _state_versions(model: torch.nn.Module) -> list[int]:
+    """The in-place version counters of the module's parameters and buffers."""
+    return [t._version for t in [*model.parameters(), *model.buffers()]]
 
 
 def _graph_module(model: torch.nn.Module, graph: torch.fx.Graph, own: set[str]) -> torch.fx.GraphModule:
@@ -260,21 +287,26 @@ def _attribute_names(model: torch.nn.Module) -> set[str]:
 
 
 def _lower(problem_source: str, problem: LoadedProblem, model: torch.nn.Module, inputs: list[Any],
-           gm: torch.fx.GraphModule) -> Captured:
+           gm: torch.fx.GraphModule, recorder: ConstantRecorder) -> Captured:
     preamble, init_src, forward_args, forward_src = split_problem_source(problem_source)
-    program = None
-    functional = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
-    if functionalize(functional):
-        with contextlib.suppress(Exception):  # the graph as traced is always right: lowered below
-            program = lower_graph(functional, model, inputs)
-    if program is None:
-        try:
-            program = lower_graph(gm, model, inputs)
-        except Exception as e:
-            raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None
+    program = lower_traced(gm, model, inputs, recorder)
     program.init_source = init_src
     program.forward_args = forward_args
     fwd = ast.parse(forward_src).body[0]
     assert isinstance(fwd, ast.FunctionDef)
     program.forward_signature = ast.unparse(fwd.args)  # defaults included: get_inputs may omit them
     return Captured(program=program, module=model, problem=problem, preamble=preamble, traced_code=gm.code)
+
+
+def lower_traced(gm: torch.fx.GraphModule, model: torch.nn.Module, inputs: list[Any],
+                 recorder: ConstantRecorder, prefix: str = "") -> Program:
+    """The traced graph's program, with in-place ops made functional where that is safe; `prefix`
+    keeps its value and constant names apart from other programs' in one forward."""
+    functional = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    if functionalize(functional):
+        with contextlib.suppress(Exception):  # the graph as traced is always right: lowered below
+            return lower_graph(functional, model, inputs, recorder.expr_of, prefix)
+    try:
+        return lower_graph(gm, model, inputs, recorder.expr_of, prefix)
+    except Exception as e:
+        raise CaptureError(f"could not lower the traced graph: {type(e).__name__}: {e}") from None

@@ -121,3 +121,32 @@ class Program:
             for v in op.inputs:
                 out.setdefault(v.name, []).append(op)
         return out
+
+
+@dataclass
+class Segment:
+    """A straight-line region of a forward torch.fx could not trace whole, captured on its own."""
+
+    program: Program
+    """The region as a program: its inputs are the forward's variables it reads, its outputs the
+    variables it assigns that later code reads (or the value it returns)."""
+    statements: str
+    """The region's statements as written: they run when the guard fails."""
+    guard: list[tuple[str, Any]]
+    """(variable, what it held while capturing): a TensorMeta; `float` or `int`, a number read at
+    run time; or a plain value the program baked in. The region's kernels run only when every
+    variable matches."""
+    assigns: list[str] = field(default_factory=list)
+    """Variables the region leaves set, in the order of the program's output tuple."""
+    returns: bool = False
+    """The region ends the forward with a `return`: its program's outputs are the return value."""
+
+
+@dataclass
+class PartialForward:
+    """A forward split around what torch.fx cannot trace (a branch on a tensor's value, `.item()`
+    feeding Python): the forward as written, with each captured region replaced by the marker
+    statement `__segment_<i>__` (segments[i])."""
+
+    forward: str
+    segments: list[Segment]

@@ -8,6 +8,7 @@ match on. Shapes come from running the graph once on real (small) inputs.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -27,10 +28,6 @@ from .kinds import (
 )
 
 
-def _name(node: torch.fx.Node) -> str:
-    return f"v_{node.name}"
-
-
 def attr_path(target: str) -> str:
     """'layers.0.conv' -> 'self.layers[0].conv' (Sequential / ModuleList children are indexed)."""
     out = "self"
@@ -39,11 +36,15 @@ def attr_path(target: str) -> str:
     return out
 
 
-# A tensor the tracer made from Python values (`torch.tensor([...])` in the forward, a value
-# computed while tracing) is written into ModelNew as a literal. Rationale: 4096 numbers are at most
-# ~100 KB of source; anything larger is refused (CaptureError: the forward runs verbatim) rather
-# than bloating solution.py. Buffers stay out of this path: the tracers keep them as graph inputs.
+# A tensor the tracer made from Python values that no recorded expression rebuilds (constants.py:
+# `torch.tensor(values)` computed while tracing, a constant changed in place) is written into
+# ModelNew as a literal. Rationale: 4096 numbers are at most ~100 KB of source; anything larger is
+# refused (CaptureError: the forward runs verbatim) rather than bloating solution.py. Buffers stay
+# out of this path: the tracers keep them as graph inputs.
 MAX_CONSTANT_ELEMENTS = 4096
+
+
+ConstantExprs = Callable[[torch.Tensor], "str | None"]
 
 
 def constant_expr(t: torch.Tensor) -> str:
@@ -74,8 +75,9 @@ def _owned_by(module: nn.Module, target: str) -> bool:
 
 
 class _Lowerer:
-    def __init__(self, gm: torch.fx.GraphModule, module: nn.Module):
-        self.gm, self.module = gm, module
+    def __init__(self, gm: torch.fx.GraphModule, module: nn.Module, known: ConstantExprs | None = None,
+                 prefix: str = ""):
+        self.gm, self.module, self.known, self.prefix = gm, module, known, prefix
         self.values: dict[str, Value] = {}
         self.ops: list[Op] = []
         self.constants: dict[str, str] = {}
@@ -108,16 +110,19 @@ class _Lowerer:
 
     # -- nodes ------------------------------------------------------------------------------
     def add(self, node: torch.fx.Node, result: Any) -> None:
-        out = Value(name=_name(node), meta=_meta(result))
+        out = Value(name=f"v{self.prefix}_{node.name}", meta=_meta(result))
         if node.op == "placeholder":
             out.name = node.target
             self.values[node.name] = out
             return
         if node.op == "get_attr":
-            if not _owned_by(self.module, node.target):
+            target = node.target
+            if not _owned_by(self.module, target):
                 # ModelNew runs the reference's __init__, which never made this tensor: register it.
-                self.constants[node.target] = constant_expr(result)
-            self.values[node.name] = Value(name=attr_path(node.target), meta=_meta(result), is_param=True)
+                known = self.known(result) if self.known is not None else None
+                target = f"_s{self.prefix}{target}" if self.prefix else target
+                self.constants[target] = known or constant_expr(result)
+            self.values[node.name] = Value(name=attr_path(target), meta=_meta(result), is_param=True)
             return
         if node.meta.get(FUNCTIONALIZED):
             first = self.values[node.args[0].name].meta
@@ -337,8 +342,11 @@ class _Recorder(torch.fx.Interpreter):
         return result
 
 
-def lower_graph(gm: torch.fx.GraphModule, module: nn.Module, inputs: list[Any]) -> Program:
-    lw = _Lowerer(gm, module)
+def lower_graph(gm: torch.fx.GraphModule, module: nn.Module, inputs: list[Any],
+                known: ConstantExprs | None = None, prefix: str = "") -> Program:
+    """The IR of `gm`; `known` names the expression that rebuilt a tensor constant, where one did;
+    `prefix` goes into every value and constant name (`v<prefix>_relu`)."""
+    lw = _Lowerer(gm, module, known, prefix)
     with torch.no_grad():
         _Recorder(gm, lw).run(*inputs)
     out_node = next(n for n in gm.graph.nodes if n.op == "output")

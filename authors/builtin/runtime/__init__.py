@@ -20,6 +20,7 @@ from . import (
     gemm_prep,
     graph_forward,
     graph_replay,
+    guards,
     losses,
     norms,
     pool_global,
@@ -73,3 +74,5 @@ GRAPH_REPLAY = source(graph_replay)
 """CUDA-graph replay's helpers (runtime/graph_replay.py), pasted before ModelNew."""
 GRAPH_FORWARD = source(graph_forward)
 """ModelNew.forward under CUDA-graph replay (runtime/graph_forward.py), pasted into the class indented."""
+GUARDS = source(guards)
+"""The guards of a partially captured forward's regions (runtime/guards.py)."""
