@@ -39,10 +39,10 @@ def torch_lines(region: Region) -> list[str]:
     return [op.attrs.get("statement") or f"{op.out.name} = {op.torch_expr}" for op in region.all_ops()]
 
 
-def assemble(program: Program, preamble: str, regions: list[Region], emitted: list[Emitted | None],
-             ctx: EmitContext, doc: str) -> str:
-    kernels: list[str] = list(ctx.shared.values())  # shared helpers first: kernels use them
-    helpers: list[str] = []
+def region_lines(regions: list[Region], emitted: list[Emitted | None], kernels: list[str],
+                 helpers: list[str]) -> list[str]:
+    """Forward lines of `regions` in order, each its emission's or, where none, its PyTorch;
+    the emissions' kernels and helpers are appended to `kernels` and `helpers`."""
     body: list[str] = []
     for region, em in zip(regions, emitted, strict=True):
         if em is None:
@@ -51,6 +51,14 @@ def assemble(program: Program, preamble: str, regions: list[Region], emitted: li
             kernels.extend(em.kernels)
             helpers.extend(em.helpers)
             body.extend(em.lines)
+    return body
+
+
+def assemble(program: Program, preamble: str, regions: list[Region], emitted: list[Emitted | None],
+             ctx: EmitContext, doc: str) -> str:
+    kernels: list[str] = list(ctx.shared.values())  # shared helpers first: kernels use them
+    helpers: list[str] = []
+    body = region_lines(regions, emitted, kernels, helpers)
     body.append(f"return {_render_out(program.outputs)}")
     # Repeated blocks (layers of a stack, branches of a block) emit identical kernels under fresh
     # names; one definition each compiles and autotunes once.

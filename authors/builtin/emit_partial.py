@@ -9,7 +9,7 @@ import ast
 import textwrap
 from typing import Any
 
-from .emit import HEADER, _render_out, _strip_duplicate_imports, dedupe, rename, torch_lines
+from .emit import HEADER, _render_out, _strip_duplicate_imports, dedupe, region_lines, rename
 from .frontend.capture import model_class_as
 from .frontend.ir import PartialForward, Region, Segment, TensorMeta
 from .runtime import GUARDS
@@ -51,15 +51,7 @@ def assemble_partial(problem_source: str, partial: PartialForward, preamble: str
         if all(em is None for em in emitted):
             blocks.append(None)  # nothing in our kernels: the statements as written, unguarded
             continue
-        body: list[str] = []
-        for region, em in zip(regions, emitted, strict=True):
-            if em is None:
-                body.extend(torch_lines(region))
-            else:
-                kernels.extend(em.kernels)
-                helpers.extend(em.helpers)
-                body.extend(em.lines)
-        blocks.append(body)
+        blocks.append(region_lines(regions, emitted, kernels, helpers))
     kernels, aliases = dedupe(kernels, {})
     helpers, aliases = dedupe(helpers, aliases)
     ctx.aliases.update(aliases)
