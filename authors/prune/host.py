@@ -166,6 +166,22 @@ class _Host:
                     Edit(*span(n), other)]
         return []
 
+    def _slots(self, stmt: ast.stmt) -> list[Edit]:
+        """`f(..., (K1, K2), ...)`, kernels handed to a runtime that picks one (a launch plan):
+        each pruned one becomes None, on which the runtime's launch raises (runtime _launch)."""
+        edits: list[Edit] = []
+        for n in ast.walk(stmt):
+            if not isinstance(n, ast.Call):
+                continue
+            for a in n.args:
+                if not isinstance(a, (ast.Tuple, ast.List)) or \
+                        not all(isinstance(e, ast.Name) and e.id in self.pruned | self.kept for e in a.elts):
+                    continue
+                names = {e.id for e in a.elts}
+                if names & self.pruned and names & self.kept:
+                    edits += [Edit(*span(e), "None") for e in a.elts if e.id in self.pruned]
+        return edits
+
     # ---- statements ----------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt]) -> _Res:
         edits: list[Edit] = []
@@ -233,7 +249,7 @@ class _Host:
         if isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Assert,
                           ast.Delete)):
             why = self.launches(s)
-            return _Res(True, why) if why else _Res(False, frozenset(), self._choice(s))
+            return _Res(True, why) if why else _Res(False, frozenset(), self._choice(s) + self._slots(s))
         return _Res()
 
     def function(self, fn: ast.FunctionDef) -> _Res:

@@ -70,6 +70,9 @@ def _launch(kern, grid, pick, args, kw):
     if pick:
         kern.fn[grid](*args, **kw, **pick[0])
         return
+    if kern is None:  # a pruned solution.py (authors/prune) on shapes it was not verified for
+        raise RuntimeError("this solution's kernel for these shapes was pruned (kernelskill verified "
+                           "it for other shapes): re-run kernelskill for these")
     kern[grid](*args, **kw)
     cfg = getattr(kern, "best_config", None)
     if cfg is not None and cfg.pre_hook is None and hasattr(kern, "fn"):
