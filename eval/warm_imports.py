@@ -35,7 +35,7 @@ class WarmImports:
     def wait(self) -> None:
         """Block until the background imports are done (a failed one is retried by the caller's
         own import, which then raises in the stage that needs it)."""
-        if self._thread.is_alive() or self._thread.ident is not None:
+        if self.modules:  # the thread was started
             self._thread.join()
 
 

@@ -14,7 +14,7 @@ in setups that each change one thing against the judge's own eager timing:
   fresh3     + fresh values written into the set before each run (as the judge does)
   child-fresh   the second process on three IPC sets that this process rewrites before each run
                 (the evaluator's pattern: judge writes in its CUDA context, candidate reads in its own)
-  child-touch   + the second process reads one byte per 64 KiB of each input before the L2 flush
+  child-touch   + the second process touches the inputs' pages first (eval.timing.touch_pages)
   evaluator  the real evaluator (judge + sandboxed candidate process): runtime_ms and eager_ms
 Prints one table: median ms per setup, and each setup over `local`.
 """
@@ -30,14 +30,6 @@ import torch
 import torch.multiprocessing as mp
 
 RUNS, WARMUP = 200, 5
-
-
-def touch(inputs) -> None:  # noqa: ANN001
-    """Read one byte per 64 KiB of every input tensor's storage, in this process's context."""
-    for x in inputs:
-        if isinstance(x, torch.Tensor) and x.is_cuda and x.numel():
-            b = torch.empty(0, dtype=torch.uint8, device=x.device).set_(x.untyped_storage())
-            b[:: 1 << 16].sum()
 
 
 def time_calls(fn, inputs, poison_bytes: int = 0, guard=None, sets=None, fresh: bool = False,  # noqa: ANN001
@@ -101,6 +93,8 @@ def build(problem_path: str, which: str):  # noqa: ANN201
 
 
 def _child(problem_path: str, which: str, inputs, sets, q, conn) -> None:  # noqa: ANN001
+    from kernelskill.eval.timing import touch_pages
+
     model, _, _ = build(problem_path, which)
     ipc = time_calls(model, inputs)
     own = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
@@ -112,7 +106,7 @@ def _child(problem_path: str, which: str, inputs, sets, q, conn) -> None:  # noq
             conn.send(i)
             conn.recv()
             if do_touch:
-                touch(sets[i % len(sets)])
+                touch_pages(sets[i % len(sets)])
 
         q.put(time_calls(model, None, sets=sets, before=wait_go))
 
