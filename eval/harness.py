@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -101,7 +102,11 @@ def few_negatives(x: torch.Tensor) -> torch.Tensor:
     # A contiguous mask (x may be a strided view) and a clone, so the input keeps its layout.
     flip = torch.rand(x.shape, device=x.device) < 0.01
     flip.view(-1)[int(torch.randint(x.numel(), (1,)))] = True
-    return x.clone().copy_(torch.where(flip, -x.abs() - 0.1, x))
+    # The offset (zeros become negative too) follows the input's own scale: a fixed -0.1 made an
+    # outlier 10^17 times the rest of a tensor of magnitude 1e-18, a change of range, not of sign.
+    typical = float(x.abs().mean())
+    offset = 0.1 * typical if math.isfinite(typical) and typical > 0 else 0.1
+    return x.clone().copy_(torch.where(flip, -x.abs() - offset, x))
 
 
 # Signed and rescaled variants of the inputs: an "identity" ReLU that only passes on

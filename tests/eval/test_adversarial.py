@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from kernelskill.eval.api import _run_worker, evaluate
 from kernelskill.eval.harness import PERTURBATIONS
 from kernelskill.eval.types import EvalOptions, EvalResult
@@ -59,6 +60,21 @@ def test_identity_relu_that_only_passes_on_non_negative_inputs() -> None:
     r = run(cand("return (x + self.bias) * 2.0"))
     rejected(r, "correctness", "wrong_output")
 
+
+
+@pytest.mark.parametrize("scale", [1e-18, 1.0, 1e20])
+def test_few_negatives_changes_signs_not_the_range(scale: float) -> None:
+    # The flipped elements are negative and, zeros included, within the input's own magnitude: a
+    # fixed offset made an outlier 1e17 times the rest of a 1e-18 tensor, and a correct fp32-class
+    # GEMM then failed on that range, not on a sign (tests/authors/test_gemm_prepared.py, seen in CI).
+    torch.manual_seed(0)
+    x = torch.rand(4096) * scale
+    x[:7] = 0.0
+    y = PERTURBATIONS["few negatives"](x)
+    flipped = y < 0
+    assert 0 < int(flipped.sum()) < 200 and torch.equal(y[~flipped], x[~flipped])
+    assert float(y.abs().max()) <= 1.1 * float(x.abs().max())
+    assert torch.equal(x[:7], torch.zeros(7))  # the input itself is untouched
 
 def test_unwritten_empty_output_is_caught_by_poisoning() -> None:
     extra = ("@triton.jit\ndef half(x_ptr, b_ptr, y_ptr, n, cols, BLOCK: tl.constexpr):\n"
