@@ -106,7 +106,7 @@ def test_fused_prologue_plans_and_materialised_chain_operand() -> None:
     the collapse cannot express (5 dims that merge nowhere) is copied, so planned per call."""
     src = _source("nn.LayerNorm(40)", "F.gelu(self.n(x * 0.5 + y)) + x",
                   "torch.randn(6, 40), torch.randn(40)", args="x, y")
-    ref, new, mod = _models(src, fused="p_ops = [")
+    ref, new, mod = _models(src, fused="p_ops, p_args, p_kw = _chain_args(")
     tangled = lambda: torch.randn(40, 3, 2, 3, 2).permute(4, 3, 2, 1, 0)  # noqa: E731  (2, 3, 2, 3, 40)
     calls = [(torch.randn(6, 40), torch.randn(40)),
              (torch.randn(40, 6).t(), torch.randn(6, 1)),

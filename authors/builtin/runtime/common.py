@@ -159,6 +159,24 @@ def _pw_plan(ts):
     return shape, n, mat, (sizes[1], sizes[2], sizes[3], *[s for st in strides for s in st]), kw, []
 
 
+
+def _chain_args(shape, ops, p):
+    """Arguments of a fused pointwise chain (families/pointwise/codegen.FusedChain with prefix `p`)
+    over output shape `shape`: (the operands as laid out, positional args: those operands, S1..S3
+    and four strides each; constexprs {p}_RANK and {p}_FULLi). Operands needing more than four
+    collapsed dims are materialised. A chain with no operands still takes three sizes (unused)
+    and RANK 1."""
+    if not ops:
+        return ops, [1, 1, 1], {f"{p}_RANK": 1}
+    col = _collapse(shape, ops)
+    if col is None:
+        ops = [t.expand(shape).contiguous() for t in ops]
+        col = _collapse(shape, ops)
+    sizes, strides, rank = col
+    kw = {f"{p}_FULL{i}": rank == 1 and st[-1] == 1 for i, st in enumerate(strides)}
+    kw[f"{p}_RANK"] = rank
+    return ops, [*ops, sizes[1], sizes[2], sizes[3], *[s for st in strides for s in st]], kw
+
 @triton.jit
 def _bcast_off(offs, S1, S2, S3, s0, s1, s2, s3, RANK: tl.constexpr):
     """Element offset of a broadcast / strided operand for flat indices of a contiguous output

@@ -276,19 +276,8 @@ class ChainCode:
         return lines, env[self.ops[-1].out.name] if self.ops else acc
 
     def launch_prelude(self, shape_expr: str, ext_args: list[str]) -> list[str]:
-        """Launcher lines that define `{p}_args` (positional) and `{p}_kw` (constexprs) for the
-        kernel call; `ext_args` are the launcher's names for the external operands, in order."""
-        p = self.p
-        if not self.ext:
-            return [f"{p}_args, {p}_kw = [1, 1, 1], {{'{p}_RANK': 1}}"]
-        lst = "[" + ", ".join(ext_args) + ("," if len(ext_args) == 1 else "") + "]"
-        return [f"{p}_ops = {lst}",
-                f"{p}_col = _collapse({shape_expr}, {p}_ops)",
-                f"if {p}_col is None:",
-                f"    {p}_ops = [t.expand({shape_expr}).contiguous() for t in {p}_ops]",
-                f"    {p}_col = _collapse({shape_expr}, {p}_ops)",
-                f"{p}_sizes, {p}_strides, {p}_rank = {p}_col",
-                f"{p}_args = [*{p}_ops, {p}_sizes[1], {p}_sizes[2], {p}_sizes[3], "
-                f"*[s for st in {p}_strides for s in st]]",
-                f"{p}_kw = {{'{p}_RANK': {p}_rank, **{{f'{p}_FULL{{i}}': {p}_rank == 1 and st[-1] == 1 "
-                f"for i, st in enumerate({p}_strides)}}}}"]
+        """The launcher line that defines `{p}_ops` (the operands as laid out), `{p}_args`
+        (positional) and `{p}_kw` (constexprs) for the kernel call (runtime common._chain_args);
+        `ext_args` are the launcher's names for the external operands, in order."""
+        p, ops = self.p, ", ".join(ext_args)
+        return [f"{p}_ops, {p}_args, {p}_kw = _chain_args({shape_expr}, [{ops}], {p!r})"]
