@@ -1,9 +1,11 @@
 """The judge process's entry: it starts the candidate process first, then imports the judge.
 
-    python -P -m kernelskill.eval.judge_main REQUEST.json RESULT.json PROGRESS
+    python -P -m kernelskill.eval.judge_main REQUEST.json RESULT.json PROGRESS [--spare DEVICE]
 
 Each process spends seconds importing torch; starting the candidate before the judge imports
-torch (this module and judge_link are standard library only) overlaps the two imports.
+torch (this module and judge_link are standard library only) overlaps the two imports. A spare
+judge (`--spare`, eval/child.py) does all of that, and starts torch.compile's imports, before its
+request exists: it reads the request once the parent writes GO on stdin.
 """
 
 from __future__ import annotations
@@ -18,18 +20,39 @@ from .sandbox_env import child_exit
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = list(argv or sys.argv[1:])
+    spare = args[3:5] if args[3:4] == ["--spare"] else None
     # The signing key arrives on stdin before any problem code runs; no candidate code runs here.
     key = bytes.fromhex(sys.stdin.readline().strip())
-    req_path, res_path, progress = (Path(a) for a in (argv or sys.argv[1:]))
+    req_path, res_path, progress = (Path(a) for a in args[:3])
+    if spare:
+        device = "cuda" if spare[1] == "cuda" else "cpu"
+        link = _start(device, progress, None)
+        from .warm_imports import WarmImports, modules_for
+        from .worker import judge  # torch and the judge, imported before the request exists
+        WarmImports(modules_for(device, timing=True, baselines=True))  # what any request may need
+        if sys.stdin.readline() != "go\n":
+            link.close()
+            return 1  # the parent gave up on this spare
     req = json.loads(req_path.read_text())
     req_path.unlink()
     opts = req.get("options") or {}
-    device = "cuda" if opts.get("device", "cuda") == "cuda" else "cpu"
-    if device == "cpu":  # read by OpenMP when torch loads, below
-        os.environ["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
-    link = CandidateLink(device, deadline(req, float(opts.get("timeout_s", 600.0))), progress.parent)
-    from .worker import judge
+    limit = deadline(req, float(opts.get("timeout_s", 600.0)))
+    if spare:
+        link.deadline = limit
+    else:
+        device = "cuda" if opts.get("device", "cuda") == "cuda" else "cpu"
+        link = _start(device, progress, limit)
+        from .worker import judge
     return judge(key, req, res_path, progress, link)
+
+
+def _start(device: str, progress: Path, limit: float | None) -> CandidateLink:
+    """The candidate process, started before torch is imported here (a spare's deadline comes
+    with its request)."""
+    if device == "cpu":  # read by OpenMP when torch loads
+        os.environ["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
+    return CandidateLink(device, float("inf") if limit is None else limit, progress.parent)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
     result = profile(problem_source, candidate_source_or_None, ProfileOptions())
 
-One child process in the evaluator's sandbox (`api.run_child`: no secrets, own process group,
+One child process in the evaluator's sandbox (`child.run_child`: no secrets, own process group,
 killed at the deadline) profiles the candidate, or the reference when there is none:
 build and warm up -> a torch.profiler timeline of one forward (each kernel's time, launches,
 grid, idle gaps) -> CUDA-event timing -> minimum bytes, FLOPs and the floor -> when `ncu` is on
@@ -28,7 +28,7 @@ from typing import Any
 
 from . import ncu as N
 from . import precision
-from .api import run_child
+from .child import run_child
 from .problem import CandidateError, ProblemError, check_problem_source, load_candidate, load_problem
 from .sandbox_env import child_exit
 from .signing import sign

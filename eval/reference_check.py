@@ -4,7 +4,7 @@
 
 Run before any candidate is written, so a broken problem file is reported as the problem's fault
 in one line (instead of every candidate being rejected "at compile" against a reference that
-cannot run). Same sandbox and signed result as the evaluation worker (api.run_child).
+cannot run). Same sandbox and signed result as the evaluation worker (child.run_child).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def check_reference(problem_source: str, device: str, size: str, precision: str 
                     problem_name: str = "problem.py", timeout_s: float = 300.0) -> str | None:
     """None when the reference builds, runs and gives finite outputs on finite inputs on `device`
     at `size`; otherwise one line naming the problem file and what failed."""
-    from .api import run_child
+    from .child import run_child
 
     run = run_child("kernelskill.eval.reference_check", {
         "problem_source": problem_source, "problem_name": problem_name, "device": device, "size": size,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..eval.child import spare_judges
 from ..nodes.finalize import solution_choice
 from ..state.graph_state import GraphState, RunSettings
 from ..state.records import Problem
@@ -88,6 +89,22 @@ def stored_state(checkpoints: Path, thread_id: str) -> GraphState | None:
         conn.close()
 
 
+def _stream(graph: Any, payload: Any, config: dict, thread_id: str, out_dir: Path,
+            say: Printer) -> None:
+    """Run the graph from `payload` (None: resume), saying one line per node update."""
+    best_hash = None
+    for chunk in graph.stream(payload, config, stream_mode="updates"):
+        for node, update in chunk.items():
+            # Write a new best before saying anything: nothing is lost if killed now.
+            if update and update.get("best") is not None and update["best"].hash != best_hash:
+                best_hash = update["best"].hash
+                state = GraphState.model_validate(graph.get_state(config).values)
+                write_outputs(state, thread_id, out_dir)
+            line = describe(node, update or {})
+            if line:
+                say(line)
+
+
 def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Path, out_dir: Path,
         say: Printer = _stderr, resume_hint: str | None = None) -> GraphState:
     """Start or resume thread `thread_id`; returns the final state."""
@@ -111,18 +128,10 @@ def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Pa
             payload = GraphState(problem=problem, settings=settings, started_at=time.time())
             say(f"thread {thread_id}: optimizing {problem.name} on {settings.device} "
                 f"({settings.size} sizes, author {settings.author}, {settings.rounds} rounds)")
-        best_hash = None
         try:
-            for chunk in graph.stream(payload, config, stream_mode="updates"):
-                for node, update in chunk.items():
-                    # Write a new best before saying anything: nothing is lost if killed now.
-                    if update and update.get("best") is not None and update["best"].hash != best_hash:
-                        best_hash = update["best"].hash
-                        state = GraphState.model_validate(graph.get_state(config).values)
-                        write_outputs(state, thread_id, out_dir)
-                    line = describe(node, update or {})
-                    if line:
-                        say(line)
+            # Each evaluation leaves a judge starting up for the next one (eval/child.py).
+            with spare_judges():
+                _stream(graph, payload, config, thread_id, out_dir, say)
         except KeyboardInterrupt:
             stored = graph.get_state(config).values
             kept = RunSettings.model_validate(stored["settings"]) if stored else settings

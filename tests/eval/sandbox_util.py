@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from kernelskill.eval import sandbox as S
-from kernelskill.eval.api import ChildRun, run_child
+from kernelskill.eval.child import ChildRun, run_child
 
 LAYERS = S.probe()
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from kernelskill.eval import sandbox as S
-from kernelskill.eval.api import ChildRun
+from kernelskill.eval.child import ChildRun
 from sandbox_util import LAYERS, NO_OWN_POWERS, child, child_cleaning, needs
 
 pytestmark = pytest.mark.usefixtures("sandbox_child_on_path")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from kernelskill.eval import sandbox as S
-from kernelskill.eval.api import run_child
+from kernelskill.eval.child import run_child
 from sandbox_util import LAYERS, alive_with, child
 
 pytestmark = pytest.mark.usefixtures("sandbox_child_on_path")

@@ -30,7 +30,7 @@ EVALUATOR = """
 import json, sys
 import kernelskill
 from kernelskill.eval import sandbox as S
-from kernelskill.eval.api import run_child
+from kernelskill.eval.child import run_child
 code = '''
 import json, os, kernelskill
 seen = {"kernelskill": kernelskill.__file__, "tmp": sorted(os.listdir("/tmp"))}

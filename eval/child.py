@@ -1,0 +1,219 @@
+"""Child processes of the evaluator: started in the sandbox, handed a signing key and a request,
+believed only through a signed result, killed with everything they started.
+
+    python -P -m MODULE REQUEST RESULT PROGRESS      (the key arrives on stdin)
+
+`run_child` is the one call. A child may also be started *before* its request exists (a spare
+judge, `spare_judges`): it spends the seconds of its start-up (interpreter, torch, its candidate
+process, torch.compile's imports) while the caller is still writing the next candidate, and
+its request arrives later on the same stdin. Why a spare and not one judge kept alive across
+evaluations: a fresh process per evaluation keeps every evaluation independent of the last one
+(no state, no leaked memory, no half-dead CUDA context), and the start-up is most of what a
+kept-alive judge would save (3-5 s of a ~20 s evaluation on an H200, session 28).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ceilings, sandbox
+from .signing import verify
+
+RESULT_CAP = 16 << 20  # bytes of a result file read back; a real one is a few kB
+JUDGE = "kernelskill.eval.judge_main"
+SPARE_FLAG = "--spare"
+"""judge_main's flag: start up, then wait for the request (GO on stdin) before reading it."""
+GO = b"go\n"
+
+
+@dataclass
+class ChildRun:
+    """What a child process left: its signed payload (None when it wrote none we can believe)."""
+
+    payload: dict | None
+    stage: str
+    """The last stage the child wrote to its PROGRESS file."""
+    log_tail: str
+    timed_out: bool
+    returncode: int
+    elapsed_s: float
+
+    def crash_reason(self) -> str:
+        """'(exit code N): last log line' or '(signal SIGSEGV): ...', for a one-line error."""
+        why = f"exit code {self.returncode}" if self.returncode >= 0 else \
+            f"signal {signal.Signals(-self.returncode).name}"
+        last = self.log_tail.strip().splitlines()[-1][:300] if self.log_tail.strip() else "no output"
+        return f"({why}): {last}"
+
+
+@dataclass
+class _Started:
+    """A child running in its scratch folder `tmp`, its key already sent; `finish` hands it the
+    request (when it did not have it at start) and collects its verdict."""
+
+    module: str
+    device: str
+    timeout_s: float
+    reference_only: bool
+    tmp: tempfile.TemporaryDirectory
+    run: sandbox.SandboxRun
+    key: bytes
+    spare: bool
+    table: dict = field(default_factory=dict)
+
+    @property
+    def dir(self) -> Path:
+        return Path(self.tmp.name)
+
+    def finish(self, request: dict, timeout_s: float) -> ChildRun:
+        d, proc = self.dir, self.run.proc
+        started, timed_out = time.time(), False
+        try:
+            if self.spare:
+                (d / "request.json").write_text(json.dumps(request))
+            proc.communicate(GO if self.spare else None, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        except (BrokenPipeError, ValueError):  # a spare that died while waiting: its log says why
+            proc.wait()
+        finally:
+            sandbox.kill_all(self.run)  # nothing the candidate started may outlive the evaluation
+        try:
+            if self.table:
+                ceilings.after(d, self.table, run_child)
+            return ChildRun(payload=None if timed_out else _verified(d / "result.json", self.key),
+                            stage=sandbox.read_capped(d / "progress", 64).strip() or "load",
+                            log_tail=_tail(d / "worker.log"), timed_out=timed_out,
+                            returncode=self.run.returncode(), elapsed_s=round(time.time() - started, 3))
+        finally:
+            self.tmp.cleanup()
+
+    def discard(self) -> None:
+        sandbox.kill_all(self.run)
+        self.tmp.cleanup()
+
+
+def _start(module: str, device: str, timeout_s: float, reference_only: bool,
+           request: dict | None) -> _Started:
+    """Start `module` in a fresh scratch folder with its key on stdin; `request` None: a spare
+    judge, which gets its request through `finish`."""
+    key = secrets.token_bytes(32)
+    tmp = tempfile.TemporaryDirectory(prefix="kernelskill-eval-")
+    d = Path(tmp.name)
+    try:
+        req, res, progress, log = d / "request.json", d / "result.json", d / "progress", d / "worker.log"
+        if request is not None:
+            req.write_text(json.dumps(request))
+        progress.write_text("load")
+        gpu_ceilings = device == "cuda" and module != ceilings.MODULE and not reference_only
+        table = ceilings.prepare(d, run_child) if gpu_ceilings else {}
+        # -P: the working directory is not put on sys.path; cwd is the scratch folder anyway.
+        cmd = [sys.executable, "-P", "-m", module, str(req), str(res), str(progress)]
+        if request is None:
+            cmd += [SPARE_FLAG, device]
+        with open(log, "wb") as logf:
+            run = sandbox.sandboxed_popen(cmd, d, device, timeout_s=timeout_s, stdin=subprocess.PIPE,
+                                          stdout=logf, stderr=subprocess.STDOUT,
+                                          reference_only=reference_only)
+        try:
+            run.proc.stdin.write(key.hex().encode() + b"\n")
+            run.proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # it died at once: finish() reports how
+        return _Started(module, device, timeout_s, reference_only, tmp, run, key, request is None, table)
+    except BaseException:
+        tmp.cleanup()
+        raise
+
+
+def run_child(module: str, request: dict, device: str, timeout_s: float,
+              reference_only: bool = False) -> ChildRun:
+    """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, in the sandbox
+    (eval/sandbox.py: allowlisted environment, namespaces, rlimits, another uid where possible).
+
+    The child reads a per-run signing key from stdin and must sign its result with it; on expiry
+    of `timeout_s`, and in any case once it exits, it and everything it started are killed.
+    `reference_only`: the child runs only the user's reference (sandbox.sandboxed_popen).
+    Inside `spare_judges()`, a judge started ahead for the same device and timeout runs it.
+    """
+    child = _SPARES.take(module, device, timeout_s, reference_only)
+    if child is None:
+        child = _start(module, device, timeout_s, reference_only, request)
+    run = child.finish(request, timeout_s)
+    _SPARES.refill(module, device, timeout_s, reference_only)
+    return run
+
+
+class _Spares:
+    """At most one spare judge, kept while `spare_judges()` is active."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.child: _Started | None = None
+
+    def take(self, module: str, device: str, timeout_s: float, reference_only: bool) -> _Started | None:
+        c = self.child
+        if c is None or module != JUDGE or reference_only:
+            return None
+        self.child = None
+        if (c.device, c.timeout_s) == (device, timeout_s) and c.run.proc.poll() is None:
+            return c
+        c.discard()  # another device or timeout, or it died while waiting
+        return None
+
+    def refill(self, module: str, device: str, timeout_s: float, reference_only: bool) -> None:
+        if self.depth and module == JUDGE and not reference_only and self.child is None:
+            self.child = _start(JUDGE, device, timeout_s, False, None)
+
+    def clear(self) -> None:
+        if self.child is not None:
+            self.child, c = None, self.child
+            c.discard()
+
+
+_SPARES = _Spares()
+
+
+@contextlib.contextmanager
+def spare_judges() -> Iterator[None]:
+    """While active, each judge run leaves a spare started for the next evaluation (same device
+    and timeout); on exit the spare is killed. For loops of evaluations (optimize, bench)."""
+    _SPARES.depth += 1
+    try:
+        yield
+    finally:
+        _SPARES.depth -= 1
+        if not _SPARES.depth:
+            _SPARES.clear()
+
+
+def _verified(res: Path, key: bytes) -> dict | None:
+    try:
+        wrapped = json.loads(sandbox.read_capped(res, RESULT_CAP))
+        body, mac = wrapped["result"], wrapped["mac"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(body, str) or not verify(key, body, str(mac)):
+        return None
+    return json.loads(body)
+
+
+def _tail(log: Path, n: int = 3000) -> str:
+    """The log's last `n` bytes, read without loading it (the child may have written 256 MiB)."""
+    try:
+        with open(log, "rb", opener=sandbox.no_block) as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - n))
+            return f.read(n).decode(errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,94 @@
+"""Spare judges (eval/child.py): inside `spare_judges()` each evaluation leaves a judge started
+for the next one, which then runs it; the verdict is the same signed one, and no spare, nor the
+candidate process it started, outlives the context."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kernelskill.eval import child as C
+from kernelskill.eval.api import evaluate
+from kernelskill.eval.types import EvalOptions
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+from candidates import good, wrong_scale  # noqa: E402
+
+PROBLEM = (Path(__file__).resolve().parents[1] / "fixtures" / "relu_scale.py").read_text()
+
+
+def opts(timeout_s: float = 120.0) -> EvalOptions:
+    return EvalOptions(device="cpu", size="small", trials=2, timeout_s=timeout_s, baselines=False)
+
+
+@pytest.fixture
+def starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """'request' for each child started with its request, 'spare' for each started ahead."""
+    seen: list[str] = []
+    real = C._start
+
+    def counted(module: str, device: str, timeout_s: float, reference_only: bool, request: dict | None):
+        seen.append("spare" if request is None else "request")
+        return real(module, device, timeout_s, reference_only, request)
+
+    monkeypatch.setattr(C, "_start", counted)
+    return seen
+
+
+def marked_alive(token: str) -> list[int]:
+    """Live processes whose environment carries a sandbox run's token (the judge and whatever it
+    started, its candidate process included)."""
+    mark, pids = f"{C.sandbox.TOKEN_VAR}={token}".encode(), []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if mark in f.read():
+                    pids.append(int(name))
+        except OSError:
+            continue
+    return pids
+
+
+def test_the_next_evaluation_runs_in_the_spare_and_nothing_outlives_the_context(starts: list[str]) -> None:
+    with C.spare_judges():
+        first = evaluate(PROBLEM, good(), opts())
+        spare = C._SPARES.child
+        assert spare is not None and spare.run.proc.poll() is None
+        time.sleep(1.0)  # its candidate process is started too
+        token = spare.run.token
+        assert len(marked_alive(token)) >= 2, "a spare starts its candidate process ahead as well"
+        second = evaluate(PROBLEM, wrong_scale(), opts())
+        assert C._SPARES.child is not spare and spare.run.proc.poll() is not None
+        last = C._SPARES.child
+    assert first.correct, first.reason
+    assert not second.correct and second.stage == "correctness", second.reason  # a real verdict
+    assert starts == ["request", "spare", "spare"]  # the second evaluation started nothing of its own
+    assert C._SPARES.child is None and last.run.proc.poll() is not None
+    assert marked_alive(last.run.token) == [] and marked_alive(token) == []
+
+
+def test_a_spare_for_another_timeout_is_discarded_not_used(starts: list[str]) -> None:
+    with C.spare_judges():
+        assert evaluate(PROBLEM, good(), opts(120.0)).correct
+        unused = C._SPARES.child
+        r = evaluate(PROBLEM, good(), opts(90.0))
+    assert r.correct, r.reason
+    assert starts == ["request", "spare", "request", "spare"]
+    assert unused.run.proc.poll() is not None and marked_alive(unused.run.token) == []
+
+
+def test_no_spare_outside_the_context(starts: list[str]) -> None:
+    assert evaluate(PROBLEM, good(), opts()).correct
+    assert starts == ["request"] and C._SPARES.child is None
+
+
+def test_a_spare_that_died_while_waiting_is_replaced(starts: list[str]) -> None:
+    with C.spare_judges():
+        assert evaluate(PROBLEM, good(), opts()).correct
+        C.sandbox.kill_all(C._SPARES.child.run)  # killed while idle (out of memory, a signal)
+        r = evaluate(PROBLEM, good(), opts())
+    assert r.correct, r.reason
+    assert starts == ["request", "spare", "request", "spare"]
