@@ -10,6 +10,7 @@ request exists: it reads the request once the parent writes GO on stdin.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -31,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
         from .warm_imports import WarmImports, modules_for
         from .worker import judge  # torch and the judge, imported before the request exists
         WarmImports(modules_for(device, timing=True, baselines=True))  # what any request may need
+        if device == "cuda":
+            _cuda_context()
         if sys.stdin.readline() != "go\n":
             link.close()
             return 1  # the parent gave up on this spare
@@ -53,6 +56,14 @@ def _start(device: str, progress: Path, limit: float | None) -> CandidateLink:
     if device == "cpu":  # read by OpenMP when torch loads
         os.environ["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
     return CandidateLink(device, float("inf") if limit is None else limit, progress.parent)
+
+
+def _cuda_context() -> None:
+    """Create this process's CUDA context while no request waits (0.3-1 s on a large GPU); a
+    failure is left for the load stage to report in its own words."""
+    import torch
+    with contextlib.suppress(Exception):
+        torch.empty(1, device="cuda")
 
 
 if __name__ == "__main__":
