@@ -92,3 +92,23 @@ def test_a_spare_that_died_while_waiting_is_replaced(starts: list[str]) -> None:
         r = evaluate(PROBLEM, good(), opts())
     assert r.correct, r.reason
     assert starts == ["request", "spare", "request", "spare"]
+
+
+@pytest.mark.gpu
+def test_a_spare_judge_on_the_gpu_gives_the_same_verdicts(starts: list[str]) -> None:
+    # The spare creates its CUDA context and imports Inductor while it waits; its evaluation times
+    # the baselines like any other. Printed, not asserted: where the start-up seconds went.
+    gpu = EvalOptions(device="cuda", size="small", trials=2, timeout_s=300.0)
+    with C.spare_judges():
+        cold = evaluate(PROBLEM, good(), gpu)
+        time.sleep(15.0)  # the graph writing the next candidate
+        warm = evaluate(PROBLEM, good(), gpu)
+        wrong = evaluate(PROBLEM, wrong_scale(), gpu)
+    for name, r in (("cold", cold), ("warm", warm)):
+        s = r.stage_seconds
+        print(f"{name}: {r.elapsed_s} s in the judge, start {s.get('processes.start')} s, "
+              f"load {s.get('load')} s, imports {s.get('timing.imports')} s, speedup {r.speedup_vs_eager}")
+    assert cold.correct and warm.correct, (cold.reason, warm.reason)
+    assert warm.speedup_vs_eager is not None and warm.compile_ms is not None
+    assert not wrong.correct and wrong.stage == "correctness", wrong.reason
+    assert starts == ["request", "spare", "spare", "spare"]
