@@ -38,10 +38,13 @@ def _author(kind: str, model: str | None, base_url: str | None, script: tuple[st
 
         return ScriptedAuthor(list(script))
     if kind == "llm":
-        from ..authors.llm.author import LLMAuthor
+        from ..authors.llm.endpoint import resolve
 
         llm = config().llm.model_copy(update={k: v for k, v in (("model", model), ("base_url", base_url))
                                                if v is not None})
+        resolve(llm)  # no key, no server: one line now, before the chat client's seconds of imports
+        from ..authors.llm.author import LLMAuthor
+
         return LLMAuthor(llm)
     from ..authors.builtin.author import BuiltinAuthor
 

@@ -19,7 +19,8 @@ from ...state.config import LLMConfig
 from ...state.records import Candidate, Plan
 from ..base import AuthorError, AuthorTask
 from . import prompts
-from .chat import Reply, TransportError, ask, connect, resolve
+from .chat import Reply, TransportError, ask, connect
+from .endpoint import resolve
 from .extract import ExtractionError, extract_code, prose_of
 
 # Rationale: a restarting local server or a rate limit usually clears within seconds; the

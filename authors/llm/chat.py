@@ -7,7 +7,6 @@ errors and unusable replies alike.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,9 +16,7 @@ from langchain_openai import ChatOpenAI
 
 from ...state.config import LLMConfig
 from ..base import AuthorError
-
-# A local server needs no real key, but the client insists on one.
-PLACEHOLDER_KEY = "not-needed"
+from .endpoint import Endpoint
 
 
 class TransportError(Exception):
@@ -33,31 +30,6 @@ class Reply:
     completion_tokens: int = 0
     truncated: bool = False
     """The reply stopped at max_tokens (finish_reason 'length')."""
-
-
-@dataclass
-class Endpoint:
-    """The resolved connection settings (what a user-facing message names)."""
-
-    model: str
-    base_url: str | None
-    api_key: str
-    timeout_s: float
-
-    @property
-    def where(self) -> str:
-        return self.base_url or "the OpenAI API"
-
-
-def resolve(cfg: LLMConfig) -> Endpoint:
-    base_url = cfg.base_url or os.environ.get("OPENAI_BASE_URL") or None
-    key = os.environ.get(cfg.api_key_env)
-    if not key:
-        if base_url is None:
-            raise AuthorError(f"the LLM author needs a key or a local server: set ${cfg.api_key_env}, "
-                              "or pass --base-url URL of an OpenAI-compatible server")
-        key = PLACEHOLDER_KEY
-    return Endpoint(model=cfg.model, base_url=base_url, api_key=key, timeout_s=cfg.timeout_s)
 
 
 def connect(cfg: LLMConfig, endpoint: Endpoint) -> ChatOpenAI:

@@ -3,7 +3,10 @@ judged by the real evaluator, repairs that see the error, retries, failures in o
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -221,6 +224,27 @@ def test_no_key_and_no_server_is_an_actionable_error(monkeypatch: pytest.MonkeyP
     assert "\n" not in str(info.value)
     monkeypatch.setenv("KERNELSKILL_TEST_KEY", "sk-test")
     assert LLMAuthor(config()).endpoint.api_key == "sk-test"
+
+
+
+def test_a_missing_key_is_said_before_the_chat_client_is_imported() -> None:
+    # The CLI's author check (nodes.runtime.get_author) answers from the environment alone: the
+    # chat client's imports (langchain, openai) took ~10 s on the 2-core machine before the line.
+    code = ("import sys\n"
+            "from kernelskill.authors.base import AuthorError\n"
+            "from kernelskill.nodes.runtime import get_author\n"
+            "from kernelskill.state.graph_state import RunSettings\n"
+            "try:\n"
+            "    get_author(RunSettings(author='llm'))\n"
+            "except AuthorError as e:\n"
+            "    print(e)\n"
+            "print(sorted(m for m in ('langchain_openai', 'openai', 'langchain_core')\n"
+            "             if m in sys.modules))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    lines = out.stdout.strip().splitlines()
+    assert out.returncode == 0 and len(lines) == 2, out.stderr[-2000:]
+    assert "needs a key or a local server" in lines[0] and lines[1] == "[]"
 
 
 def test_base_url_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
