@@ -11,7 +11,8 @@
   was not timed), the bar to clear; geomean vs eager divided by it is ours against what a user
   gets from torch.compile, a kept reference counted at its eager time.
 - own kernels: share of problems whose kept solution runs our kernels.
-- rounds and wall time per problem: mean and median.
+- rounds and wall time per problem: mean and median; evaluation wall time: the median and the
+  largest over every evaluation of the group's problems.
 On a CPU bench no timing is a speedup: fast_p and geomeans are None (printed "n/a").
 """
 
@@ -46,6 +47,9 @@ class GroupMetrics(BaseModel):
     wall_s_mean: float
     wall_s_median: float
     wall_s_total: float
+    eval_s_median: float | None = Field(None, description="Median wall seconds of one evaluation "
+                                        "(None: no evaluation recorded)")
+    eval_s_max: float | None = None
 
 
 class Summary(BaseModel):
@@ -99,6 +103,7 @@ def group_metrics(rows: list[ResultRow]) -> GroupMetrics:
         means[b] = geomean(s) if timed else None
     rounds = [float(r.rounds) for r in rows] or [0.0]
     walls = [r.wall_s for r in rows] or [0.0]
+    evals = [e for r in rows for e in r.eval_s]
     correct = sum(r.correct for r in rows)
     return GroupMetrics(
         problems=n, correct=correct, correct_rate=correct / n if n else 0.0,
@@ -106,7 +111,8 @@ def group_metrics(rows: list[ResultRow]) -> GroupMetrics:
         compile_vs_eager=geomean(compile_speedup(r) or 1.0 for r in rows) if timed else None,
         own_kernels_rate=sum(r.uses_own_kernels for r in rows) / n if n else 0.0,
         rounds_mean=statistics.fmean(rounds), rounds_median=statistics.median(rounds),
-        wall_s_mean=statistics.fmean(walls), wall_s_median=statistics.median(walls), wall_s_total=sum(walls))
+        wall_s_mean=statistics.fmean(walls), wall_s_median=statistics.median(walls), wall_s_total=sum(walls),
+        eval_s_median=statistics.median(evals) if evals else None, eval_s_max=max(evals, default=None))
 
 
 def level_order(level: str) -> tuple[int, str]:
@@ -136,6 +142,10 @@ def _x(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.2f}x"
 
 
+def _secs(median: float | None, most: float | None) -> str:
+    return "n/a" if median is None or most is None else f"{median:.0f} / {most:.0f}"
+
+
 def table_rows(summary: Summary) -> list[tuple[str, list[str]]]:
     """(metric label, one cell per group) rows: the same table in the terminal and the HTML report."""
     gs = list(summary.groups.values())
@@ -150,6 +160,7 @@ def table_rows(summary: Summary) -> list[tuple[str, list[str]]]:
             ("rounds mean / median", [f"{g.rounds_mean:.1f} / {g.rounds_median:g}" for g in gs]),
             ("wall s mean / median", [f"{g.wall_s_mean:.0f} / {g.wall_s_median:.0f}" for g in gs]),
             ("wall s total", [f"{g.wall_s_total:.0f}" for g in gs]),
+            ("evaluation s median / slowest", [_secs(g.eval_s_median, g.eval_s_max) for g in gs]),
             ("crashed runs", [str(g.errors) for g in gs])]
     return out
 

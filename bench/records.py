@@ -74,6 +74,8 @@ class ResultRow(BaseModel):
     rounds: int = 0
     attempts: int = 0
     wall_s: float = Field(0.0, description="Wall time of this problem in this bench session")
+    eval_s: list[float] = Field(default_factory=list, description="Wall seconds of each of its "
+                                "evaluations, in order (the reviewer's; repeats are not evaluated)")
     skills_tried: list[str] = Field(default_factory=list, description="Skills the planner applied, in order")
     skill_won: str | None = Field(None, description="The applied skill that produced the kept solution")
     templates: list[str] = Field(default_factory=list, description="Skill templates in the kept solution")
@@ -107,6 +109,7 @@ def row_from_report(problem: BenchProblem, report: dict[str, Any], *, device: st
         timing_is_cpu=bool(delivered.get("timing_is_cpu", device != "cuda")), gpu=delivered.get("gpu"),
         custom_kernels=int(best.get("custom_kernels") or 0), rounds=int(report.get("rounds") or 0),
         attempts=len(attempts), wall_s=round(wall_s, 2), skills_tried=list(dict.fromkeys(tried)),
+        eval_s=[float(a["eval_s"]) for a in attempts if a.get("eval_s") is not None],
         skill_won=None if is_ref else best.get("skill_id"),
         templates=[] if is_ref else list(best.get("templates") or []),
         stop_reason=report.get("stop_reason"), solution=f"{rel}/solution.py", report=f"{rel}/report.json",

@@ -39,13 +39,15 @@ def describe(node: str, update: dict[str, Any]) -> str | None:
         repeat = [a.repeat_of for a in update.get("attempts", []) if a.repeat_of is not None]
         if repeat:
             return f"reviewer: repeat of attempt {repeat[0]} (same source), not evaluated again"
+        took = [a.eval_s for a in update.get("attempts", []) if a.eval_s is not None]
+        took_s = f" [evaluated in {took[0]:.0f} s]" if took else ""
         if not v.correct:
-            return f"reviewer: rejected at {v.stage}: {(v.reason or '')[:160]}"
+            return f"reviewer: rejected at {v.stage}: {(v.reason or '')[:160]}{took_s}"
         t = f"{v.runtime_ms:.4f} ms" if v.runtime_ms is not None else "?"
         tail = " (CPU timing)" if v.timing_is_cpu else (
             f", {v.speedup_vs_eager:.2f}x vs eager" if v.speedup_vs_eager else "")
         return f"reviewer: correct, {t}{tail}, {v.custom_kernels} custom kernel(s)" + (
-            " -> new best" if "best" in update else "")
+            " -> new best" if "best" in update else "") + took_s
     if node == "profiler":
         p = update["profile"]
         return f"profiler: {p.bottleneck} ({p.source}); {', '.join(p.structures)}"

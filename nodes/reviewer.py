@@ -77,7 +77,7 @@ def _repeat(state: GraphState, cand: Any, index: int) -> dict[str, Any]:
     earlier = state.attempts[index]
     attempt = earlier.model_copy(update={"round": state.round, "node": state.node, "skill_id": cand.skill_id,
                                          "params": cand.params, "note": cand.note, "repeat_of": index,
-                                         "tokens": cand.author_state.tokens})
+                                         "tokens": cand.author_state.tokens, "eval_s": None})
     return {"verdict": repeat_verdict(earlier, index, state.settings.device != "cuda"), "attempts": [attempt],
             "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
 
@@ -123,7 +123,9 @@ def reviewer(state: GraphState) -> dict[str, Any]:
     # Baselines are timed once per run (torch.compile costs seconds to a minute); later
     # candidates are ranked against the same numbers and finalize re-times the winner.
     known = state.best_verdict if state.best_verdict and state.best_verdict.eager_ms else None
+    t0 = time.perf_counter()
     v = evaluate_candidate(state, cand.source, baselines=s.baselines and known is None)
+    eval_s = round(time.perf_counter() - t0, 2)
     if s.baselines and known is not None:
         v = reuse_baselines(v, known)
     error = None
@@ -135,7 +137,7 @@ def reviewer(state: GraphState) -> dict[str, Any]:
     attempt = Attempt(round=state.round, node=state.node, skill_id=cand.skill_id, params=cand.params,
                       source_hash=source_hash(cand.source), outcome=outcome_of(v), error=error, **kept,
                       profile_signature=state.profile.signature if state.profile else None, note=cand.note,
-                      tokens=cand.author_state.tokens)
+                      tokens=cand.author_state.tokens, eval_s=eval_s)
     update: dict[str, Any] = {"verdict": v, "attempts": [attempt],
                               "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
     better = is_better(v, state.best_verdict, s.min_gain)

@@ -171,6 +171,8 @@ class Attempt(eval_result_model("_Judged", ATTEMPT_FIELDS, base=_Tried, stage=""
     note: str = ""
     repeat_of: int | None = Field(default=None, description="Index in the attempts log of the earlier "
                                   "evaluation of the same source (not evaluated again)")
+    eval_s: float | None = Field(default=None, description="Wall seconds of this attempt's evaluation "
+                                 "(None: not evaluated, e.g. a repeat)")
 
     def key(self) -> tuple[str | None, str]:
         """(skill, parameters) identity the planner uses to avoid re-trying a dead end."""

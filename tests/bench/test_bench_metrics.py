@@ -11,22 +11,24 @@ from kernelskill.bench.records import ResultRow
 
 def row(key: str, *, correct: bool = True, ref: bool = False, se: float | None = None,
         sc: float | None = None, own: bool = True, rounds: int = 1, wall: float = 1.0, device: str = "cuda",
-        error: str | None = None, eager: float | None = None, comp: float | None = None) -> ResultRow:
+        error: str | None = None, eager: float | None = None, comp: float | None = None,
+        evals: tuple[float, ...] = ()) -> ResultRow:
     level = key.split("/")[0]
     return ResultRow(problem=key, level=level, category="other", path=f"/{key}.py", device=device,
                      correct=correct, solution_is_reference=ref, uses_own_kernels=own, speedup_vs_eager=se,
                      speedup_vs_compile=sc, timing_is_cpu=device != "cuda", rounds=rounds, wall_s=wall,
-                     thread_id=f"t-{key}", error=error, eager_ms=eager, compile_ms=comp)
+                     thread_id=f"t-{key}", error=error, eager_ms=eager, compile_ms=comp, eval_s=list(evals))
 
 
 def suite(device: str = "cuda") -> list[ResultRow]:
     return [
-        row("level1/a", se=2.0, sc=1.0, rounds=2, wall=10, device=device),   # exactly 2x: not fast_2
-        row("level1/b", se=4.0, sc=2.5, rounds=4, wall=30, device=device),
+        row("level1/a", se=2.0, sc=1.0, rounds=2, wall=10, device=device, evals=(3, 5)),  # 2x: not fast_2
+        row("level1/b", se=4.0, sc=2.5, rounds=4, wall=30, device=device, evals=(4,)),
         # The reference kept, and measured like any delivered file (run-to-run noise around 1.0x):
-        row("level1/c", ref=True, se=0.8, sc=1.2, own=False, rounds=3, wall=20, device=device),
+        row("level1/c", ref=True, se=0.8, sc=1.2, own=False, rounds=3, wall=20, device=device,
+            evals=(10, 2, 6)),
         row("level2/d", correct=False, own=False, rounds=1, wall=5, device=device, error="worker died"),
-        row("level2/e", se=1.2, sc=None, rounds=6, wall=100, device=device),  # torch.compile not timed
+        row("level2/e", se=1.2, sc=None, rounds=6, wall=100, device=device, evals=(8,)),  # compile not timed
     ]
 
 
@@ -50,12 +52,14 @@ def test_hand_computed_metrics() -> None:
     assert l1.geomean["compile"] == pytest.approx(3.0 ** (1 / 3))
     assert l1.own_kernels_rate == pytest.approx(2 / 3)
     assert (l1.rounds_mean, l1.rounds_median, l1.wall_s_mean, l1.wall_s_median) == (3, 3, 20, 20)
+    assert (l1.eval_s_median, l1.eval_s_max) == (4.5, 10)  # every evaluation: 2 3 4 5 6 10
     # level2: eager [1 (failed), 1.2], compile [1, 1]
     assert (l2.correct_rate, l2.errors) == (0.5, 1)
     assert l2.fast["eager"] == pytest.approx({"1": 0.5, "1.5": 0.0, "2": 0.0})
     assert l2.geomean["eager"] == pytest.approx(math.sqrt(1.2))
     assert l2.geomean["compile"] == pytest.approx(1.0)
     assert (l2.rounds_mean, l2.wall_s_median) == (3.5, 52.5)
+    assert (l2.eval_s_median, l2.eval_s_max) == (8, 8)  # the crashed run recorded none
     # all: eager [2, 4, 0.8, 1, 1.2] -> 7.68 ** 0.2; compile [1, 2.5, 1.2, 1, 1] -> 3 ** 0.2
     assert (al.problems, al.correct_rate, al.errors) == (5, 0.8, 1)
     assert al.fast["eager"] == pytest.approx({"1": 0.6, "1.5": 0.4, "2": 0.2})
@@ -65,8 +69,9 @@ def test_hand_computed_metrics() -> None:
     assert al.own_kernels_rate == pytest.approx(0.6)
     assert (al.rounds_mean, al.rounds_median) == (3.2, 3)
     assert (al.wall_s_mean, al.wall_s_median, al.wall_s_total) == (33, 20, 165)
+    assert (al.eval_s_median, al.eval_s_max) == (5, 10)
     table = render_table(s)
-    assert "1.50x" in table and "60%" in table and "n/a" not in table
+    assert "1.50x" in table and "60%" in table and "n/a" not in table and "4 / 10" in table
 
 
 def test_torch_compile_vs_eager_is_the_bar_and_divides_out() -> None:

@@ -58,6 +58,13 @@ def test_every_edge(tmp_path: Path) -> None:
     applied = [a.skill_id for a in final.attempts if a.node == "generator" and a.skill_id]
     assert len(applied) == len(set(applied)) == 3
     assert any(line.startswith("repairer:") for line in lines) and any("profiler:" in x for x in lines)
+    # Each evaluation's wall time is kept with its attempt and said on the reviewer's line.
+    judged = [a for a in final.attempts if a.stage != "author"]
+    assert len(judged) == 6 and all(a.eval_s is not None for a in judged)
+    assert sum(a.eval_s for a in judged) > 1.0  # the syntax error fails in the static checks: ~0 s
+    assert final.attempts[-1].eval_s is None  # the author gave no candidate: nothing was evaluated
+    reviews = [ln for ln in lines if ln.startswith("reviewer:")]
+    assert len(reviews) == 6 and all("[evaluated in " in ln for ln in reviews), reviews
     solution = (tmp_path / "out" / "solution.py").read_text()
     assert "class ModelNew" in solution and "relu_scale_kernel" in solution
     assert (tmp_path / "out" / "report.json").exists()
