@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -156,29 +157,37 @@ def run_child(module: str, request: dict, device: str, timeout_s: float,
 
 
 class _Spares:
-    """At most one spare judge, kept while `spare_judges()` is active."""
+    """At most one spare judge, kept while `spare_judges()` is active (in any thread: a lock keeps
+    two evaluations from taking, or starting, the same one)."""
 
     def __init__(self) -> None:
         self.depth = 0
         self.child: _Started | None = None
+        self.lock = threading.Lock()
 
     def take(self, module: str, device: str, timeout_s: float, reference_only: bool) -> _Started | None:
-        c = self.child
-        if c is None or module != JUDGE or reference_only:
+        if module != JUDGE or reference_only:
             return None
-        self.child = None
+        with self.lock:
+            c, self.child = self.child, None
+        if c is None:
+            return None
         if (c.device, c.timeout_s) == (device, timeout_s) and c.run.proc.poll() is None:
             return c
         c.discard()  # another device or timeout, or it died while waiting
         return None
 
     def refill(self, module: str, device: str, timeout_s: float, reference_only: bool) -> None:
-        if self.depth and module == JUDGE and not reference_only and self.child is None:
-            self.child = _start(JUDGE, device, timeout_s, False, None)
+        if module != JUDGE or reference_only:
+            return
+        with self.lock:
+            if self.depth and self.child is None:
+                self.child = _start(JUDGE, device, timeout_s, False, None)
 
     def clear(self) -> None:
-        if self.child is not None:
-            self.child, c = None, self.child
+        with self.lock:
+            c, self.child = self.child, None
+        if c is not None:
             c.discard()
 
 
@@ -189,12 +198,15 @@ _SPARES = _Spares()
 def spare_judges() -> Iterator[None]:
     """While active, each judge run leaves a spare started for the next evaluation (same device
     and timeout); on exit the spare is killed. For loops of evaluations (optimize, bench)."""
-    _SPARES.depth += 1
+    with _SPARES.lock:
+        _SPARES.depth += 1
     try:
         yield
     finally:
-        _SPARES.depth -= 1
-        if not _SPARES.depth:
+        with _SPARES.lock:
+            _SPARES.depth -= 1
+            last = not _SPARES.depth
+        if last:
             _SPARES.clear()
 
 
