@@ -170,7 +170,7 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     `kernels`: the main kernels the planner's paths use (path 0 the first, path 2 the second),
     then the two-level statistics and apply kernels; a pruned one is None, and _launch raises
     on it. `planner` and `norm` (its parameters) plan a new signature (see _nrm_planner)."""
-    key = tuple(m for t in ops for m in (t.shape, t.stride(), t.dtype, t.device))
+    key = tuple([m for t in ops for m in (t.shape, t.stride(), t.dtype, t.device)])  # a list: faster
     plan = plans.get(key)
     if plan is None:
         plan = _new_plan(plans, key, lambda o, dev: _nrm_planner(o, dtype, roles, chains, planner, norm))
@@ -180,15 +180,20 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     y = torch.empty(shape, device=key[3], dtype=dtype)
     if path < 0:
         return y
-    lead, named, epi = _nrm_split(ops, roles, chains)
+    # Indexing by role, not _nrm_split's dict: this runs on every call.
+    n = 1 if chains[0] is None else chains[0]
+    m = n + len(roles)
     # A prologue computes x from its operands: y stands in for x's pointer.
-    x, pro = (lead[0], ()) if chains[0] is None else (y, (*lead, *pt))
-    w, b, rm, rv = (named.get(r, y) for r in ("w", "b", "rm", "rv"))
-    tail = (*pro, *epi, *et)
+    x, pro = (ops[0], ()) if chains[0] is None else (y, (*ops[:n], *pt))
+    w = ops[n + roles.index("w")] if "w" in roles else y
+    b = ops[n + roles.index("b")] if "b" in roles else y
+    tail = (*pro, *ops[m:], *et)
     if path in (0, 2):
         _launch(kernels[path // 2], grid, pick, (x, y, w, b, *args, *tail), kw)
-    elif path == 1:
-        st = _nrm_group_stats(kernels[-2], sp, x, pro, named.get("rm"), named.get("rv"), named.get("nbt"))
+        return y
+    rm, rv, nbt = (ops[n + roles.index(r)] if r in roles else None for r in ("rm", "rv", "nbt"))
+    if path == 1:
+        st = _nrm_group_stats(kernels[-2], sp, x, pro, rm, rv, nbt)
         _launch(kernels[-1], grid, pick, (x, y, st, w, b, st, st, *args, *tail), kw)
     else:  # 3: apply with the running statistics
         _launch(kernels[-1], grid, pick, (x, y, y, w, b, rm, rv, *args, *tail), kw)
@@ -199,7 +204,8 @@ def _nrm_split(ops, roles, chains):
     """A norm launcher's operands as (x or the prologue's operands, {role: operand}, the
     epilogue's operands)."""
     n = 1 if chains[0] is None else chains[0]
-    return ops[:n], dict(zip(roles, ops[n:n + len(roles)], strict=True)), ops[n + len(roles):]
+    m = n + len(roles)
+    return ops[:n], dict(zip(roles, ops[n:m], strict=True)), ops[m:]
 
 
 def _nrm_planner(ops, dtype, roles, chains, planner, norm):
