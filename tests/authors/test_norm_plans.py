@@ -1,4 +1,4 @@
-"""Launch-plan caches of the norm launchers (families/norms/emit.py's _Launcher): the layout of x, the fused
+"""Launch-plan caches of the norm launchers (runtime/norms.py's _nrm_run): the layout of x, the fused
 chains' collapsed geometry, the kernel path, block sizes and grids are planned once per operand
 signature on meta tensors, and the autotuner's pick is kept with the plan. Calls alternating
 shapes, strided views and broadcast chain operands stay equal to PyTorch and get one plan per
@@ -106,7 +106,8 @@ def test_fused_prologue_plans_and_materialised_chain_operand() -> None:
     the collapse cannot express (5 dims that merge nowhere) is copied, so planned per call."""
     src = _source("nn.LayerNorm(40)", "F.gelu(self.n(x * 0.5 + y)) + x",
                   "torch.randn(6, 40), torch.randn(40)", args="x, y")
-    ref, new, mod = _models(src, fused="p_ops, p_args, p_kw = _chain_args(")
+    # The launcher hands the runtime two prologue operands and one epilogue operand.
+    ref, new, mod = _models(src, fused="('w', 'b'), (2, 1), ")
     tangled = lambda: torch.randn(40, 3, 2, 3, 2).permute(4, 3, 2, 1, 0)  # noqa: E731  (2, 3, 2, 3, 40)
     calls = [(torch.randn(6, 40), torch.randn(40)),
              (torch.randn(40, 6).t(), torch.randn(6, 1)),

@@ -1,5 +1,7 @@
-"""Helpers shared by every generated normalization: layouts of the normalized dims, config
-pruning, launch plans, and the two-level statistics' combine kernel.
+"""Helpers shared by every generated normalization: the launchers' one call (`_nrm_run`: a
+launcher is data, see families/norms/emit.py's NormLaunch), their launch plans (the part every
+norm shares, `_nrm_planner`, and one planner per kind taking the norm's parameters), layouts of
+the normalized dims, config pruning, and the two-level statistics with their combine kernel.
 
 Pasted whole into a solution with a norm (runtime.NORMS_RUNTIME), after runtime/common.py, whose
 helpers it calls.
@@ -9,8 +11,12 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import _cdiv, _launch, _merge_run, _npow2
+from .common import _bshape, _cdiv, _chain_args, _i64, _launch, _merge_run, _new_plan, _npow2
 
+_NRM_ROW_MAX = 16384
+"""Longest row held in registers (16 warps x 32 fp32 per thread); longer rows go two-level, which
+also spreads the statistics of a few long rows over every SM. Rationale: below that, even a few
+rows (<= 132 x 64 KB) take ~1 us in one pass, less than the two extra launches of two-level."""
 
 def _nrm_cstrides(shape):
     out, acc = [], 1
@@ -153,6 +159,144 @@ def _nrm_col_plan(R, I):  # noqa: E741 (R x I, the names of _nrm_layout)
         return True, br, bi
     bi = min(_npow2(I), 64)
     return False, max(1, 4096 // bi), bi
+
+
+def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
+    """One call of a norm launcher: the plan of the operands' signature (cached; planned per call
+    where the layout copies operands), the output allocated, then the planned path's launches.
+    `ops`: the input x, or the fused prologue's operands; the present ones of `roles` (names among
+    w, b, rm, rv, nbt: weight, bias, running statistics, num_batches_tracked); the epilogue's
+    operands. `chains`: (prologue operands, epilogue operands), None for an absent chain.
+    `kernels`: the main kernels the planner's paths use (path 0 the first, path 2 the second),
+    then the two-level statistics and apply kernels; a pruned one is None, and _launch raises
+    on it. `planner` and `norm` (its parameters) plan a new signature (see _nrm_planner)."""
+    key = tuple([m for t in ops for m in (t.shape, t.stride(), t.dtype, t.device)])  # a list: faster
+    plan = plans.get(key)
+    if plan is None:
+        plan = _new_plan(plans, key, lambda o, dev: _nrm_planner(o, dtype, roles, chains, planner, norm))
+    if not plan:  # the layout materialises operands: planned per call on the real ones
+        plan, ops = _nrm_planner(ops, dtype, roles, chains, planner, norm)
+    shape, path, args, kw, grid, pick, pt, et, sp = plan
+    y = torch.empty(shape, device=key[3], dtype=dtype)
+    if path < 0:
+        return y
+    # Indexing by role, not _nrm_split's dict: this runs on every call.
+    n = 1 if chains[0] is None else chains[0]
+    m = n + len(roles)
+    # A prologue computes x from its operands: y stands in for x's pointer.
+    x, pro = (ops[0], ()) if chains[0] is None else (y, (*ops[:n], *pt))
+    w = ops[n + roles.index("w")] if "w" in roles else y
+    b = ops[n + roles.index("b")] if "b" in roles else y
+    tail = (*pro, *ops[m:], *et)
+    if path in (0, 2):
+        _launch(kernels[path // 2], grid, pick, (x, y, w, b, *args, *tail), kw)
+        return y
+    rm, rv, nbt = (ops[n + roles.index(r)] if r in roles else None for r in ("rm", "rv", "nbt"))
+    if path == 1:
+        st = _nrm_group_stats(kernels[-2], sp, x, pro, rm, rv, nbt)
+        _launch(kernels[-1], grid, pick, (x, y, st, w, b, st, st, *args, *tail), kw)
+    else:  # 3: apply with the running statistics
+        _launch(kernels[-1], grid, pick, (x, y, y, w, b, rm, rv, *args, *tail), kw)
+    return y
+
+
+def _nrm_split(ops, roles, chains):
+    """A norm launcher's operands as (x or the prologue's operands, {role: operand}, the
+    epilogue's operands)."""
+    n = 1 if chains[0] is None else chains[0]
+    m = n + len(roles)
+    return ops[:n], dict(zip(roles, ops[n:m], strict=True)), ops[m:]
+
+
+def _nrm_planner(ops, dtype, roles, chains, planner, norm):
+    """(plan, laid-out ops) of a norm launcher (see _nrm_run) for `ops`: meta tensors, or the
+    real operands where the layout copies them. Shared by every norm: the output shape, the fused
+    chains' collapsed geometry, int64 offsets and the weight layout; `planner(x, shape, i64,
+    prologue constexprs, roles, *norm)` gives the rest: (x as laid out, path, size arguments,
+    constexprs, grid, statistics plan)."""
+    lead, named, epi = _nrm_split(ops, roles, chains)
+    shape = lead[0].shape if chains[0] is None else _bshape(*[t.shape for t in lead])
+    y = torch.empty(shape, device="meta", dtype=dtype)
+    if y.numel() == 0:
+        return _nrm_plan(shape), ops
+    none = ([], [], {})
+    p_ops, p_args, p_kw = none if chains[0] is None else _chain_args(shape, lead, "p")
+    e_ops, e_args, e_kw = none if chains[1] is None else _chain_args(shape, epi, "e")
+    # Under a prologue x is never loaded: y stands in for it, with the logical layout.
+    x = lead[0] if chains[0] is None else y
+    i64 = _i64(x, y, *p_ops, *e_ops)
+    # The kernels read weight and bias as flat arrays.
+    for r in ("w", "b"):
+        if r in named and not named[r].is_contiguous():
+            named[r] = named[r].reshape(-1)
+    x, path, args, consts, grid, sp = planner(x, shape, i64, p_kw, roles, *norm)
+    kw = dict(consts, HAS_W="w" in roles, HAS_B="b" in roles, I64=i64, **p_kw, **e_kw)
+    pt, et = tuple(p_args[len(p_ops):]), tuple(e_args[len(e_ops):])
+    laid = [*(p_ops if chains[0] is not None else [x]), *named.values(), *e_ops]
+    return _nrm_plan(shape, path, args, kw, grid, pt, et, sp), laid
+
+
+def _nrm_rows_plan(x, shape, i64, p_kw, roles, d0, d1, mode, eps):
+    """layer_norm / rms_norm / normalize over dims [d0:d1] of x (slice bounds: -1, None is the
+    last dim): rows in registers (path 0), two-level statistics (1) or strided columns (2)."""
+    dims = range(len(shape))[d0:d1]
+    d0, d1 = dims.start, dims.stop
+    lay = _nrm_layout(shape, x.stride(), d0, d1)
+    if lay is None:
+        x = x.contiguous()
+        lay = _nrm_layout(shape, x.stride(), d0, d1)
+    O, R, I, (so, sr, si), (yo, yr, yi) = lay  # noqa: E741 (O x R x I)
+    if I == 1 and (sr == 1 or R == 1):
+        if R <= _NRM_ROW_MAX:
+            grid = lambda meta: (_cdiv(O, meta['ROWS']),)
+            return x, 0, (O, R, so, eps, 1, 1, 1), dict(MODE=mode, AFF=2, BLOCK=_npow2(R)), grid, None
+        sp = _nrm_stats_prep(1, O, R, 0, so, 1, mode, eps, i64, p_kw)
+        br, bl = _nrm_apply_plan(O, R)
+        kw = dict(SIDX=0, AFF=2, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl)
+        return x, 1, (O, R, so, O, 1, 1, eps), kw, (_cdiv(O, br) * _cdiv(R, bl),), sp
+    one, br, bi = _nrm_col_plan(R, I)
+    kw = dict(MODE=mode, ONE_PASS=one, BLOCK_R=br, BLOCK_I=bi)
+    return x, 2, (O, R, I, so, sr, si, yo, yr, yi, eps), kw, (O * _cdiv(I, bi),), None
+
+
+def _nrm_groups_plan(x, shape, i64, p_kw, roles, groups, eps):
+    """group_norm (`groups` groups of channels) / instance_norm (groups None: one per channel):
+    rows in registers (path 0) or two-level statistics (1)."""
+    x = x.contiguous()  # conv outputs are already; anything else pays one copy for coalesced passes
+    N, C, HW = _nrm_nchw(shape)
+    G = C if groups is None else groups
+    cpg = C // G
+    rows, R = N * G, cpg * HW
+    if R <= _NRM_ROW_MAX:
+        grid = lambda meta: (_cdiv(rows, meta['ROWS']),)
+        return x, 0, (rows, R, R, eps, G, cpg, HW), dict(MODE=0, AFF=1, BLOCK=_npow2(R)), grid, None
+    sp = _nrm_stats_prep(1, rows, R, 0, R, 1, 0, eps, i64, p_kw)
+    br, bl = _nrm_apply_plan(N * C, HW)
+    kw = dict(SIDX=0, AFF=1, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl)
+    return x, 1, (N * C, HW, HW, rows, C, cpg, eps), kw, (_cdiv(N * C, br) * _cdiv(HW, bl),), sp
+
+
+def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum):
+    """batch_norm: two-level statistics then apply in training (path 1), updating the running
+    statistics present in `roles`; one elementwise pass with the running statistics in eval (3)."""
+    x = x.contiguous()
+    N, C, HW = _nrm_nchw(shape)
+    br, bl = _nrm_apply_plan(N * C, HW)
+    grid, args = (_cdiv(N * C, br) * _cdiv(HW, bl),), (N * C, HW, HW, C, C, 1, eps)
+    kw = dict(SIDX=1, AFF=1, FROM_RUNNING=not training, BLOCK_R=br, BLOCK_L=bl)
+    if not training:
+        return x, 3, args, kw, grid, None
+    running = "rm" in roles and "rv" in roles
+    sp = _nrm_stats_prep(N, C, HW, C * HW, HW, 1, 0, eps, i64, p_kw, running, "nbt" in roles, momentum)
+    return x, 1, args, kw, grid, sp
+
+
+def _nrm_nchw(shape):
+    """(N, C, the product of the spatial sizes) of a channels-second shape."""
+    hw = 1
+    for s in shape[2:]:
+        hw *= s
+    return shape[0], shape[1], hw
 
 
 @triton.jit
