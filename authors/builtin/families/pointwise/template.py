@@ -12,14 +12,9 @@ from ...frontend.ir import Region
 from ...runtime import COLLAPSE
 from ...templates.base import EmitContext, Emitted, Template
 from ...templates.launch import autotune
-from .codegen import chain_statements, external_inputs, runtime_scalars
+from .codegen import chain_statements, external_inputs, runtime_scalars, tuple_literal
 
 _LOW = {"torch.float16", "torch.bfloat16"}
-
-
-def _tuple(items: list[str]) -> str:
-    """A tuple literal of generated expressions."""
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
 class FusedElementwise(Template):
@@ -74,7 +69,7 @@ class FusedElementwise(Template):
         launcher = [f"{plans} = {{}}", "", "",
                     f"def {lname}({', '.join(ins + ks)}):",
                     f"    return _pw_run({plans}, {kname}, [{', '.join(ins)}], "
-                    f"{_tuple([str(v.meta.dtype) for v in outs])}, {_tuple(ks)})"]
+                    f"{tuple_literal([str(v.meta.dtype) for v in outs])}, {tuple_literal(ks)})"]
         names = ", ".join(v.name for v in outs)
         args = ", ".join(v.name for v in [*ext, *scalars])
         return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
