@@ -3,7 +3,10 @@
 Launcher side: `_red_layout` views the reduced space of any (broadcast, strided) operands as
 O x K x I -- output index `o * I + i`, reduced index `k` -- with each of O, K, I at most two
 collapsed dims per operand, so kernels address views and broadcasts without copies;
-common.py's `_i64` decides their offset width. Kernel side: `_red_off` (offset of a two-dim
+common.py's `_i64` decides their offset width. A reduction or loss launcher is one call of
+`_red_run`, a softmax launcher one of `_red_sm_run`: plan lookup, allocations and launches, with
+the plans (`_red_plan`, `_red_sm_plan`: tiles, split, constexprs) made from metadata and the
+launcher's literal parameters, once per operand signature. Kernel side: `_red_off` (offset of a two-dim
 group) and the associative combine functions of the reducers, used both across the lanes of a
 tile (`tl.reduce`) and across the partials of a split reduction.
 

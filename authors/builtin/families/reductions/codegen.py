@@ -1,6 +1,7 @@
 """Kernels and launchers for reductions over any dims of broadcast / strided operands.
 
-The launcher views the reduced space as O x K x I (runtime/reductions.py's _red_layout) and picks:
+A launcher is one call of runtime/reductions.py's _red_run, whose plan (_red_plan) views the
+reduced space as O x K x I (_red_layout) and picks:
 - row tiles [BLOCK_R rows, BLOCK_K] when the reduced dims are contiguous in memory (x.sum(-1),
   rows of losses), several rows per program when rows are short;
 - column tiles [BLOCK_K, BLOCK_R] walking the contiguous kept dim when the reduced dim is strided

@@ -1,6 +1,6 @@
 """Softmax / log-softmax over any dim, with a pointwise prologue and epilogue fused.
 
-Three modes, chosen by the launcher from the run-time sizes:
+Three modes, chosen from the run-time sizes (runtime/reductions.py's _red_sm_plan):
 - 0, the row fits one tile (next_power_of_2(K) <= `single`): load once, max, exp, sum, store --
   one read and one write of the tensor;
 - 1, longer rows: one pass keeps per-lane online (max, sum of exp), a second pass normalizes
