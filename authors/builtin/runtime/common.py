@@ -193,3 +193,22 @@ def _bcast_off(offs, S1, S2, S3, s0, s1, s2, s3, RANK: tl.constexpr):
         r2 = r // S2
         off = (r2 // S1) * s0 + (r2 % S1) * s1 + (r % S2) * s2 + (offs % S3) * s3
     return off
+
+
+def _pw_run(plans, kern, ops, dtypes, ks):
+    """One call of a fused elementwise launcher (families/pointwise/template.py): the cached
+    _pw_plan of the operands' signature (planned once on meta tensors), the operands materialised
+    where the plan says so, one output per dtype of `dtypes`, then `kern` launched on (outputs,
+    operands, n, sizes and strides, the run-time scalars `ks`). Returns the output, or the tuple
+    of outputs."""
+    key = tuple(m for t in ops for m in (t.shape, t.stride(), t.dtype, t.device))
+    plan = plans.get(key)
+    if plan is None:
+        plan = plans[key] = _pw_plan(_meta_ops(key))
+    shape, n, mat, sargs, kw, pick = plan
+    if mat:
+        ops = [t.expand(shape).contiguous() for t in ops]
+    outs = [torch.empty(shape, device=key[3], dtype=dt) for dt in dtypes]
+    if n:
+        _launch(kern, lambda meta: (_cdiv(n, meta['BLOCK']),), pick, (*outs, *ops, n, *sargs, *ks), kw)
+    return outs[0] if len(outs) == 1 else tuple(outs)

@@ -28,6 +28,11 @@ def _f(v: object) -> str:
     return str(v)
 
 
+def tuple_literal(items: list[str]) -> str:
+    """A tuple literal of generated expressions (a launcher's dtypes or scalars)."""
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
 def _tanh(x: str) -> str:
     # tanh(x) = 1 - 2 / (exp(2x) + 1): exact limits at +-inf and no libdevice (which the CPU
     # interpreter lacks); absolute error ~1e-7 in fp32.

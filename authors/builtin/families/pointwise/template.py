@@ -11,8 +11,8 @@ from __future__ import annotations
 from ...frontend.ir import Region
 from ...runtime import COLLAPSE
 from ...templates.base import EmitContext, Emitted, Template
-from ...templates.launch import autotune, plan_key
-from .codegen import chain_statements, external_inputs, runtime_scalars
+from ...templates.launch import autotune
+from .codegen import chain_statements, external_inputs, runtime_scalars, tuple_literal
 
 _LOW = {"torch.float16", "torch.bfloat16"}
 
@@ -61,34 +61,15 @@ class FusedElementwise(Template):
         configs = ctx.params.get("configs", self.params["configs"][0])
         kernel = (autotune([(dict(BLOCK=b), w, s) for b, w, s in configs], ["n"]) + f"def {kname}({sig}):\n"
                   + "\n".join("    " + ln for ln in body))
-        py_in = ", ".join(f"a{i}" for i in range(n_in))
-        tup = f"({py_in}{',' if n_in == 1 else ''})"
+        ins, ks = [f"a{i}" for i in range(n_in)], [f"k{j}" for j in range(len(scalars))]
         plans = ctx.name("plans")
         # The launch plan (broadcast shape, collapsed sizes and strides, constexprs) depends on the
-        # operands' shapes and strides only: computed once per signature (_pw_plan), so a call
-        # costs a dict lookup, the output allocation and the launch.
-        launcher = [f"{plans} = {{}}",
-                    "",
-                    "",
-                    f"def {lname}({py_in}{''.join(f', k{j}' for j in range(len(scalars)))}):",
-                    f"    key = {plan_key([f'a{i}' for i in range(n_in)])}",
-                    f"    plan = {plans}.get(key)",
-                    "    if plan is None:",
-                    f"        plan = {plans}[key] = _pw_plan(_meta_ops(key))",
-                    "    shape, n, mat, sargs, kw, pick = plan",
-                    "    if mat:",
-                    f"        {py_in}{',' if n_in == 1 else ''} = "
-                    f"[t.expand(shape).contiguous() for t in {tup}]",
-                    "    dev = a0.device"]
-        for j, v in enumerate(outs):
-            launcher.append(f"    out{j} = torch.empty(shape, device=dev, dtype={v.meta.dtype})")
-        ret = ", ".join(f"out{j}" for j in range(len(outs)))
-        ks = "".join(f", k{j}" for j in range(len(scalars)))
-        launcher += ["    if n == 0:",
-                     f"        return {ret}",
-                     f"    _launch({kname}, lambda meta: (_cdiv(n, meta['BLOCK']),), pick, "
-                     f"({', '.join(out_args)}, {py_in}, n, *sargs{ks}), kw)",
-                     f"    return {ret}"]
+        # operands' shapes and strides only: runtime _pw_run computes it once per signature, so a
+        # call costs a dict lookup, the output allocation and the launch.
+        launcher = [f"{plans} = {{}}", "", "",
+                    f"def {lname}({', '.join(ins + ks)}):",
+                    f"    return _pw_run({plans}, {kname}, [{', '.join(ins)}], "
+                    f"{tuple_literal([str(v.meta.dtype) for v in outs])}, {tuple_literal(ks)})"]
         names = ", ".join(v.name for v in outs)
         args = ", ".join(v.name for v in [*ext, *scalars])
         return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],

@@ -1,6 +1,7 @@
 """Kernels and launchers for reductions over any dims of broadcast / strided operands.
 
-The launcher views the reduced space as O x K x I (runtime/reductions.py's _red_layout) and picks:
+A launcher is one call of runtime/reductions.py's _red_run, whose plan (_red_plan) views the
+reduced space as O x K x I (_red_layout) and picks:
 - row tiles [BLOCK_R rows, BLOCK_K] when the reduced dims are contiguous in memory (x.sum(-1),
   rows of losses), several rows per program when rows are short;
 - column tiles [BLOCK_K, BLOCK_R] walking the contiguous kept dim when the reduced dim is strided
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from ...frontend.ir import Op, Value
 from ...runtime import COLLAPSE, REDUCTIONS_RUNTIME
 from ...templates.base import EmitContext, Emitted
-from ...templates.launch import autotune, plan_lookup
-from ..pointwise.codegen import ChainCode, chain_statements
+from ...templates.launch import autotune
+from ..pointwise.codegen import ChainCode, chain_statements, tuple_literal
 from .reducers import Gen, Reducer
 
 _LOW = ("torch.float16", "torch.bfloat16")
@@ -45,13 +46,15 @@ class RedSpec:
     epilogue: list[Op] = field(default_factory=list)
     anchor_out: Value | None = None
     out_dtypes: list[str] = field(default_factory=lambda: ["torch.float32"])
-    prep: list[str] | None = None
-    """Launcher expressions making tile operands of the arguments a0, a1, ... (default: as is)."""
+    unsqueeze: tuple[int, int] | None = None
+    """(operand, dim): the launcher unsqueezes that argument at dim (targets or labels, constant
+    along K, get the reduced dim back); the others are tile operands as they are."""
     tuple_type: str | None = None
     """'max' / 'min': results returned as torch.return_types.<t> (values, indices)."""
     scalar: str | None = None
     """'sum' / 'mean': per-row results reduced to a 0-dim tensor ('mean' divides by the count)."""
-    div: str = "K"
+    div: int | None = None
+    """What per-row means divide by: K, or this dim's size in the broadcast shape (batchmean: 0)."""
     count: str = "1.0"
     """Kernel expression: how much a row counts towards a scalar 'mean' (per row)."""
     extra_fin: list[str] = field(default_factory=list)
@@ -134,13 +137,6 @@ def operand_params(n_ops: int) -> list[str]:
 
 def align_consts(n_ops: int) -> list[str]:
     return [f"A{j}: tl.constexpr" for j in range(n_ops)] + ["AK: tl.constexpr", "AI: tl.constexpr"]
-
-
-ALIGN_LINES = [
-    "    # Alignment (elements) of the offsets that are not contiguous in the tile: row bases for",
-    "    # row tiles, reduced-dim offsets for column tiles.",
-    "    al = {f'A{j}': _red_align(*(t[0:2] + (t[2:4] if col else t[4:6]))) for j, t in enumerate(st)}",
-    "    al.update(AK=_red_align(K) if K > 1 else 1, AI=_red_align(I) if I > 1 else 1)"]
 
 
 def tile_values(spec: RedSpec, lay: Layout) -> tuple[list[str], list[str]]:
@@ -258,16 +254,6 @@ def _params(ctx: EmitContext, defaults: dict = DEFAULTS) -> dict:
     return p
 
 
-def out_shape_lines(dims: list[int], keepdim: bool, scalar: bool) -> list[str]:
-    lines = [f"dims = {dims!r}", "kept = [d for d in range(len(shape)) if d not in dims]", "M = 1",
-             "for d in kept:", "    M *= shape[d]"]
-    if scalar:
-        return lines + ["out_shape = []"]
-    if keepdim:
-        return lines + ["out_shape = [1 if d in dims else shape[d] for d in range(len(shape))]"]
-    return lines + ["out_shape = [shape[d] for d in kept]"]
-
-
 def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitted:
     ctx.share("collapse", COLLAPSE)
     ctx.share("reductions", REDUCTIONS_RUNTIME)
@@ -282,94 +268,29 @@ def emit_reduction(spec: RedSpec, ctx: EmitContext, stem: str = "red") -> Emitte
         kernels.append(combine_kernel(spec, kcomb, chain))
     if spec.scalar:
         kernels.append(tail_kernel(ktail, chain))
-    n_ops, n_st, n_res = len(spec.operands), len(red.inits), len(red.results)
-    args = [f"a{j}" for j in range(n_ops)]
+    args = [f"a{j}" for j in range(len(spec.operands))]
     eargs = [f"c{i}" for i in range(len(chain.ext))] if chain else []
-    prep = spec.prep or args
-    outs = ", ".join(f"out{r}" for r in range(n_res))
-    wss = ", ".join(f"ws{j}" for j in range(n_st))
+    names = [krow, kcol] + ([kcomb] if red.splittable else []) + ([ktail] if spec.scalar else [])
+    flags = {"splittable": red.splittable, "index": red.index_states, "scalar": spec.scalar, "div": spec.div,
+             "unsqueeze": spec.unsqueeze, "chain": chain is not None, "pair": spec.tuple_type}
     plans = ctx.name("plans")
     # The launch plan is a function of the operands' shapes and strides only, computed once per
-    # signature: a call then costs a dict lookup, the allocations and the launch (the timing
-    # protocol counts host time). Operands the layout had to materialise are not cached.
-    P = [f"def {lname}_plan(ops, dev):",
-         "    shape = list(_bshape(*[t.shape for t in ops]))"]
-    P += _ind(out_shape_lines(spec.dims, spec.keepdim, bool(spec.scalar)))
-    P += ["    if M == 0:",
-          "        return (out_shape, 0, (), {}, False, 0, 1, False, []), ops",
-          "    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, _ = _red_layout(shape, dims, ops)",
-          "    i64 = _i64(*ops, n=math.prod(shape))",
-          "    big = max(range(len(ops)), key=lambda j: ops[j].numel())",
-          "    # Column tiles when the largest operand is contiguous along the kept dims, not the reduced.",
-          "    col = I > 1 and st[big][5] == 1 and st[big][3] != 1",
-          "    if col:",
-          f"        BR = min(_npow2(I), {p['imax']})",
-          f"        BK = max(1, min({p['tile']} // BR, _npow2(max(K, 1)), {p['kmax']}))",
-          "        progs = O * _cdiv(I, BR)",
-          "    else:",
-          f"        BK = min(_npow2(max(K, 1)), {p['kmax']})",
-          f"        BR = max(1, min({p['tile']} // BK, _npow2(M)))",
-          "        progs = _cdiv(M, BR)",
-          "    split, CH = 1, K"]
-    if red.splittable:
-        P += ["    nk = _cdiv(K, BK)"]
-        if p["chunk"]:
-            P += [f"    split = _cdiv(K, {p['chunk']})"]
-        elif p["split"]:
-            P += [f"    split = {p['split']}"]
-        else:
-            P += ["    sms = _sms(dev, 4)",
-                  "    if progs < sms and nk >= 8:",
-                  f"        split = min(_cdiv({p['waves']} * sms, progs), _cdiv(nk, 4))"]
-        P += ["    split = max(1, min(split, nk))",
-              "    if split > 1:",
-              "        CH = _cdiv(nk, split) * BK",
-              "        split = _cdiv(K, CH)"]
-    P += ALIGN_LINES
-    P += [f"    DIV = float({spec.div})",
-          "    stv = [s for t in st for s in t]",
-          "    kw = dict(O2=O2, K2=K2, I2=I2, I64=i64, SPLIT=split > 1, BLOCK_R=BR, BLOCK_K=BK, **al)",
-          "    sargs = (M, K, I, O1, K1, I1, CH, DIV, *stv)",
-          "    return (out_shape, M, sargs, kw, col, progs, split, i64, []), ops"]
-    L = [f"{plans} = {{}}", "", "",
-         f"def {lname}({', '.join(args + eargs)}):",
-         f"    ops = [{', '.join(prep)}]",
-         *plan_lookup(plans, lname, n_ops),
-         "    out_shape, M, sargs, kw, col, progs, split, i64, pick = plan",
-         "    dev = ops[0].device"]
-    L += [f"    out{r} = torch.empty(out_shape, device=dev, dtype={spec.out_dtypes[r]})"
-          for r in range(n_res)]
-    ret = f"torch.return_types.{spec.tuple_type}(({outs}))" if spec.tuple_type else "out0"
-    if spec.scalar:
-        empty = "float('nan')" if spec.scalar == "mean" else "0.0"
-        L += ["    if M == 0:", f"        return out0.fill_({empty})"]
-    else:
-        L += ["    if M == 0:", f"        return {ret}"]
-    ws_dt = ["torch.int64 if i64 else torch.int32" if j in red.index_states else "torch.float32"
-             for j in range(n_st)]
-    L += ["    if split > 1:"]
-    L += [f"        ws{j} = torch.empty((split, M), device=dev, dtype={ws_dt[j]})" for j in range(n_st)]
-    L += ["    else:"] + [f"        ws{j} = out0" for j in range(n_st)]
-    if spec.scalar:
-        L += ["    tp0 = torch.empty(progs, device=dev, dtype=torch.float32)",
-              "    tp1 = torch.empty(progs, device=dev, dtype=torch.float32)"]
-    else:
-        L += ["    tp0 = tp1 = out0"]
-    if chain:
-        L += _ind(chain.launch_prelude("out_shape", eargs))
-    else:
-        L += ["    e_args, e_kw = [], {}"]
-    L += [f"    _launch({kcol} if col else {krow}, (progs, split), pick, ({outs}, {wss}, tp0, tp1, *ops, "
-          "*sargs, *e_args), {**kw, **e_kw})"]
-    if red.splittable:
-        L += ["    if split > 1:",
-              "        CB = min(_npow2(M), 1024)",
-              # sargs[1], sargs[7]: K and DIV (see the plan's tuple)
-              f"        {kcomb}[(_cdiv(M, CB),)]({outs}, {wss}, M, split, sargs[1], sargs[7], *e_args, "
-              "BLOCK_R=CB, **e_kw)"]
-    if spec.scalar:
-        L += [f"    {ktail}[(1,)](out0, tp0, tp1, progs, *e_args, MEAN={spec.scalar == 'mean'}, "
-              "BLOCK=1024, **e_kw)"]
-    L += [f"    return {ret}"]
-    return Emitted(kernels=kernels, helpers=["\n".join(P), "\n".join(L)])
+    # signature (runtime reductions._red_plan): a call then costs a dict lookup, the allocations
+    # and the launches (the timing protocol counts host time).
+    ops, dts = f"[{', '.join(args)}], [{', '.join(eargs)}]", tuple_literal(spec.out_dtypes)
+    launcher = [f"{plans} = {{}}", "", "",
+                f"def {lname}({', '.join(args + eargs)}):",
+                f"    return _red_run({plans}, ({', '.join(names)}),",
+                f"                    {ops}, {dts}, {spec.dims!r}, {spec.keepdim}, {len(red.inits)},",
+                f"                    {planner_params(p)!r}{keywords(flags)})"]
+    return Emitted(kernels=kernels, helpers=["\n".join(launcher)])
 
+
+def planner_params(p: dict) -> dict:
+    """The planner's parameters (runtime _red_blocks / _red_split) among a template's."""
+    return {k: p[k] for k in ("tile", "kmax", "imax", "split", "chunk", "waves")}
+
+
+def keywords(flags: dict) -> str:
+    """`, k=v` for each flag that is set (a runtime call's keyword arguments, defaults left out)."""
+    return "".join(f", {k}={v!r}" for k, v in flags.items() if v is not None and v is not False and v != ())

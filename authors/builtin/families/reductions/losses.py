@@ -72,7 +72,7 @@ def elementwise_loss_spec(region: Region, operands: list) -> RedSpec:
     return RedSpec(operands=operands, dims=list(range(len(_bshape(region)))), keepdim=False,
                    reducer=loss_sum_reducer(a, red != "sum"), vals=[a.inputs[0].name, a.inputs[1].name],
                    prologue=list(region.prologue), epilogue=list(region.epilogue), anchor_out=a.out,
-                   out_dtypes=[str(a.out.meta.dtype)], div="shape[0]" if red == "batchmean" else "K")
+                   out_dtypes=[str(a.out.meta.dtype)], div=0 if red == "batchmean" else None)
 
 
 # ---- cross entropy -----------------------------------------------------------------------------
@@ -102,7 +102,6 @@ def cross_entropy_spec(region: Region, operands: list) -> RedSpec:
     cdim = 1 if x.meta.rank >= 2 else 0
     eps = float(a.attrs.get("label_smoothing", 0.0))
     red = a.attrs["reduction"]
-    n_ops = len(operands)
     tj = next(j for j, v in enumerate(operands) if v.name == t.name)
     common = dict(operands=operands, dims=[cdim], keepdim=False, vals=[x.name],
                   prologue=list(region.prologue), epilogue=list(region.epilogue), anchor_out=a.out,
@@ -137,8 +136,7 @@ def cross_entropy_spec(region: Region, operands: list) -> RedSpec:
              "tcl = tl.minimum(tl.maximum(tgt, 0), K - 1)"] + gather + [f"xt = {gv[0]}"]
     red_i = Reducer(combine="_red_lse_add" if eps else "_red_lse", inits=inits, splittable=False,
                     elem_fn=elems, lanes_fn=_lse_sum_lanes, fin_fn=fin, online_lse=True)
-    prep = [f"a{j}.unsqueeze({cdim})" if j == tj else f"a{j}" for j in range(n_ops)]
-    return RedSpec(reducer=red_i, prep=prep, row_ops=(tj,), extra_fin=extra,
+    return RedSpec(reducer=red_i, unsqueeze=(tj, cdim), row_ops=(tj,), extra_fin=extra,
                    count="tl.where(valid, 1.0, 0.0)", **common)
 
 
@@ -200,10 +198,10 @@ def cosine_embedding_spec(region: Region, operands: list) -> RedSpec:
         return [f"cos = {cos}"], [loss]
     # Not splittable: the labels are loaded next to the row's operands, which a combine kernel lacks.
     reducer = dot_norms_reducer(fin, splittable=False)
-    prep = [f"a{j}.unsqueeze({rank - 1})" if j == yj else f"a{j}" for j in range(len(operands))]
     return RedSpec(operands=operands, dims=[rank - 1], keepdim=False, reducer=reducer,
                    vals=[x1.name, x2.name], prologue=list(region.prologue), epilogue=list(region.epilogue),
-                   anchor_out=a.out, out_dtypes=[str(a.out.meta.dtype)], prep=prep, row_ops=(yj,),
+                   anchor_out=a.out, out_dtypes=[str(a.out.meta.dtype)], unsqueeze=(yj, rank - 1),
+                   row_ops=(yj,),
                    extra_fin=[f"lab = tl.load(x{yj} + b{yj}, mask=rmask, other=0)"],
                    scalar=None if red == "none" else red)
 

@@ -1,6 +1,6 @@
 """Softmax / log-softmax over any dim, with a pointwise prologue and epilogue fused.
 
-Three modes, chosen by the launcher from the run-time sizes:
+Three modes, chosen from the run-time sizes (runtime/reductions.py's _red_sm_plan):
 - 0, the row fits one tile (next_power_of_2(K) <= `single`): load once, max, exp, sum, store --
   one read and one write of the tensor;
 - 1, longer rows: one pass keeps per-lane online (max, sum of exp), a second pass normalizes
@@ -16,18 +16,18 @@ from __future__ import annotations
 from ...frontend.ir import Region
 from ...runtime import COLLAPSE, REDUCTIONS_RUNTIME
 from ...templates.base import EmitContext, Emitted
-from ...templates.launch import plan_lookup
 from ..pointwise.codegen import ChainCode, external_inputs
 from .codegen import (
-    ALIGN_LINES,
     Layout,
     RedSpec,
     _autotune,
     _ind,
     _params,
     align_consts,
+    keywords,
     main_kernel,
     operand_params,
+    planner_params,
     tile_values,
 )
 from .reducers import Gen, _lse
@@ -110,86 +110,20 @@ def emit_softmax(region: Region, ctx: EmitContext, operands: list, dim: int, log
                _softmax_kernel(stats, kcol, True, chain, log, p["warps"]),
                main_kernel(stats, srow, False, None, [(8, 1), (4, 1)]),
                main_kernel(stats, scol, True, None, [(8, 1), (4, 1)])]
-    n_ops = len(operands)
-    args = [f"a{j}" for j in range(n_ops)]
+    args = [f"a{j}" for j in range(len(operands))]
     eargs = [f"c{i}" for i in range(len(chain.ext))] if chain else []
     out_dt = str((region.epilogue[-1].out if region.epilogue else a.out).meta.dtype)
     plans = ctx.name("plans")
     # The launch plan depends on the operands' shapes and strides only: computed once per
-    # signature (see families/reductions/codegen.py's emit_reduction).
-    P = [f"def {lname}_plan(ops, dev):",
-         "    shape = list(_bshape(*[t.shape for t in ops]))",
-         "    n = 1",
-         "    for s in shape:",
-         "        n *= s",
-         "    if n == 0:",
-         "        return (shape, 0, 0, False, 0, 1, (), (), {}, {}, [], []), ops",
-         f"    ops, (O, O1, O2), (K, K1, K2), (I, I1, I2), st, swapped = _red_layout(shape, [{dim}], ops)",
-         "    # Output strides of the (o, k, i) roles: contiguous in the logical order.",
-         "    OS = (0, 1, K) if swapped else (K * I, I, 1)",
-         "    M, i64 = O * I, _i64(*ops, n=math.prod(shape))",
-         "    big = max(range(len(ops)), key=lambda j: ops[j].numel())",
-         "    col = I > 1 and st[big][5] == 1 and st[big][3] != 1",
-         "    KP = _npow2(max(K, 1))",
-         f"    mode = 0 if KP <= {p['single']} else 1"]
-    if p["chunk"]:
-        P += [f"    mode = 1 if K > {p['chunk']} else mode"]
-    P += ["    if col:",
-          f"        BR = min(_npow2(I), {p['imax']})",
-          "        if mode == 0:",
-          f"            BK, BR = KP, max(1, min(BR, {p['tile']} // KP))",
-          "        else:",
-          f"            BK = max(1, min({p['tile']} // BR, KP, {p['kmax']}))",
-          "        progs = O * _cdiv(I, BR)",
-          "    else:",
-          f"        BK = KP if mode == 0 else min(KP, {p['kmax']})",
-          f"        BR = max(1, min(_npow2(M), {p['tile']} // BK))",
-          "        progs = _cdiv(M, BR)",
-          "    split, CH = 1, K",
-          "    nk = _cdiv(K, BK)"]
-    if p["chunk"]:
-        P += [f"    split = _cdiv(K, {p['chunk']}) if mode == 1 else 1"]
-    elif p["split"]:
-        P += [f"    split = min({p['split']}, nk) if mode == 1 else 1"]
-    else:
-        P += ["    sms = _sms(dev, 4)",
-              "    if mode == 1 and progs < sms and nk >= 8:",
-              f"        split = min(_cdiv({p['waves']} * sms, progs), _cdiv(nk, 4))"]
-    P += ["    split = max(1, min(split, nk))"] + ALIGN_LINES
-    P += ["    AO = _red_align(OS[0], OS[1]) if col else _red_align(OS[0], OS[2])",
-          "    if split > 1:",
-          "        CH = _cdiv(nk, split) * BK",
-          "        split = _cdiv(K, CH)",
-          "        mode = 2",
-          "    stv = [s for t in st for s in t]",
-          "    kw = dict(O2=O2, K2=K2, I2=I2, I64=i64, BLOCK_R=BR, BLOCK_K=BK, **al)",
-          "    return (shape, M, mode, col, progs, split, (M, K, I, O1, K1, I1, CH, 1.0, *stv),",
-          "            (M, K, I, O1, K1, I1, CH, split, *OS, *stv), dict(kw, SPLIT=True),",
-          "            dict(kw, AO=AO, MODE=mode), [], []), ops"]
-    L = [f"{plans} = {{}}", "", "",
-         f"def {lname}({', '.join(args + eargs)}):",
-         f"    ops = [{', '.join(args)}]",
-         *plan_lookup(plans, lname, n_ops),
-         "    shape, M, mode, col, progs, split, sargs, margs, skw, mkw, spick, pick = plan",
-         f"    out0 = torch.empty(shape, device=ops[0].device, dtype={out_dt})",
-         "    if M == 0:",
-         "        return out0",
-         "    if mode == 2:",
-         "        ws0 = torch.empty((split, M), device=out0.device, dtype=torch.float32)",
-         "        ws1 = torch.empty((split, M), device=out0.device, dtype=torch.float32)",
-         f"        _launch({scol} if col else {srow}, (progs, split), spick, "
-         "(out0, ws0, ws1, out0, out0, *ops, *sargs), skw)",
-         "    else:",
-         "        ws0 = ws1 = out0"]
-    if chain:
-        L += _ind(chain.launch_prelude("shape", eargs))
-    else:
-        L += ["    e_args, e_kw = [], {}"]
-    L += [f"    _launch({kcol} if col else {krow}, (progs, split), pick, "
-          "(out0, ws0, ws1, *ops, *margs, *e_args), {**mkw, **e_kw})",
-          "    return out0"]
+    # signature (runtime reductions._red_sm_plan, as emit_reduction's _red_plan).
+    params = {"single": p["single"], **planner_params(p)}
+    launcher = [f"{plans} = {{}}", "", "",
+                f"def {lname}({', '.join(args + eargs)}):",
+                f"    return _red_sm_run({plans}, ({krow}, {kcol}, {srow}, {scol}),",
+                f"                       [{', '.join(args)}], [{', '.join(eargs)}], {out_dt}, {dim},",
+                f"                       {params!r}{keywords({'chain': chain is not None})})"]
     ext = [v.name for v in operands] + ([v.name for v in chain.ext] if chain else [])
-    return Emitted(kernels=kernels, helpers=["\n".join(P), "\n".join(L)],
+    return Emitted(kernels=kernels, helpers=["\n".join(launcher)],
                    lines=[f"{region.output().name} = {lname}({', '.join(ext)})"])
 
 
