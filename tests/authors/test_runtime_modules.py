@@ -12,6 +12,9 @@ import torch
 from kernelskill.authors.builtin import runtime
 from kernelskill.authors.builtin.runtime import (
     common,
+    conv_gemm,
+    conv_layout,
+    conv_parts,
     conv_pool,
     gemm,
     gemm_prep,
@@ -34,7 +37,8 @@ CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: r
              gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS,
              pool_window: runtime.POOL_WINDOW, pool_global: runtime.POOL_GLOBAL,
              graph_replay: runtime.GRAPH_REPLAY, graph_forward: runtime.GRAPH_FORWARD,
-             guards: runtime.GUARDS}
+             guards: runtime.GUARDS, conv_gemm: runtime.CONV_GEMM, conv_parts: runtime.CONV_PARTS,
+             conv_layout: runtime.CONV_LAYOUT}
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 ALLOWED = {"torch", "triton", "triton.language", "math"}
 HEADER = "import math\nimport torch\nimport triton\nimport triton.language as tl\n"
