@@ -34,12 +34,12 @@ def _cv_gemm_run(plans, kern, parts, x, w, b, attrs, epis, dtype, dims, transpos
     return out
 
 
-def _cv_gemm_plan(attrs, ops, parts, dims, transposed):
+def _cv_gemm_plan(args, ops, parts, dims, transposed):
     """Launch plan of _cv_gemm_run for its key's attributes and meta operands (x, w, epilogue's):
     (output shape, launch? (a non-empty output), the weight's view and permutation to (taps,
     C_out, C_in per group), parts' operand function and its plan, the kernel's arguments after
     the epilogue operands, its constexprs, its grid, an empty autotuning-pick slot)."""
-    *attrs, no_bias = attrs
+    *attrs, no_bias = args
     x, w, epis = ops[0], ops[1], ops[2:]
     dil, opad = (attrs[4], attrs[2]) if transposed else (attrs[2], 0)
     groups = attrs[3]
@@ -72,8 +72,8 @@ def _cv_gemm_plan(attrs, ops, parts, dims, transposed):
               DD=L3[0], DH=L3[1], DW=L3[2], HAS_BIAS=not no_bias, SPLIT=split, I64=_i64(out, xk, *epis),
               DIL1=L3 == (1, 1, 1), **pkw)
     grid = lambda meta: (_cdiv(M, meta['BLOCK_M']) * _cdiv(cog, meta['BLOCK_N']), grid_g)
-    args = (*eargs[len(epis):], M, n_, c_in, c_out, cig, cigp, cog, D, H, W, OD, OH, OW, *sx[:5])
-    return out.shape, out.numel() > 0, wview, wperm, ops_fn, prep, args, kw, grid, []
+    sargs = (*eargs[len(epis):], M, n_, c_in, c_out, cig, cigp, cog, D, H, W, OD, OH, OW, *sx[:5])
+    return out.shape, out.numel() > 0, wview, wperm, ops_fn, prep, sargs, kw, grid, []
 
 
 def _cv_one_pass(x, xview, wshape, wbound):

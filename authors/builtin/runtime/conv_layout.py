@@ -38,13 +38,13 @@ def _cv_layout_run(plans, kern, conv, x, w, b, attrs, epis, dtype, dims, cl, kee
     return out
 
 
-def _cv_layout_plan(attrs, ops, dims, keep):
+def _cv_layout_plan(args, ops, dims, keep):
     """Launch plan of _cv_layout_run for (channels-last call?, no bias?) and the meta conv output
     and epilogue operands `ops`: (copy the output contiguous first: neither layout gives one pixel
     run, or no tail and not kept; whether a tail pass runs (a bias or an epilogue); whether it
     launches (a non-empty output); the output's shape and strides; the kernel's stride and size
     arguments after the operands; its constexprs; its grid; an empty autotuning-pick slot)."""
-    cl, no_bias = attrs
+    cl, no_bias = args
     y, epis = ops[0], ops[1:]
     tail = not no_bias or bool(epis)
     copy = _cp_strides(y, y.shape, dims)[5] < 0 or not (tail or keep and cl)
@@ -62,5 +62,5 @@ def _cv_layout_plan(attrs, ops, dims, keep):
     sy, so = _cp_strides(y, y.shape, dims), _cp_strides(out, out.shape, dims)
     kw = dict(HAS_BIAS=not no_bias, SPLIT=split, I64=_i64(y, out, *epis))
     grid = lambda meta: (n_ * _cdiv(c_, meta['BLOCK_C']) * _cdiv(L, meta['BLOCK_L']),)
-    args = (*eargs[len(epis):], c_, L, H, W, sy[0], sy[1], sy[5], so[0], so[1], so[5])
-    return copy, True, y.numel() > 0, out.shape, out.stride(), args, kw, grid, []
+    sargs = (*eargs[len(epis):], c_, L, H, W, sy[0], sy[1], sy[5], so[0], so[1], so[5])
+    return copy, True, y.numel() > 0, out.shape, out.stride(), sargs, kw, grid, []

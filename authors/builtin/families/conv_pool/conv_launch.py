@@ -17,7 +17,8 @@ class ConvLaunch:
     F.conv*d's order after the bias, epilogue operands, dtype, *consts)."""
 
     name: str
-    """The launcher's function name; its plan cache is `plans`."""
+    """The launcher's function name; its plan cache is `plans` (named after it, so no fresh name
+    shifts the numbering of the file's kernels)."""
     plans: str
     run: str
     """The runtime function: _cv_gemm_run or _cv_layout_run."""

@@ -129,7 +129,7 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
     # computes it once per key, so a call costs the lookup, the output, the operand parts and
     # the launch.
     parts = "_cv_f16_parts" if f16 else "_cv_tf32_parts" if prec == "tf32x3" else "_cv_one_pass"
-    launch = ConvLaunch(name=lname, plans=ctx.name("plans"), run="_cv_gemm_run", kernel=kname, how=parts,
+    launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_gemm_run", kernel=kname, how=parts,
                         transposed=transposed, n_epi=len(epi_vals), dtype=str(out.meta.dtype),
                         consts=(dims, transposed))
     args = conv_attr_args(region) + [v.name for v in epi_vals]

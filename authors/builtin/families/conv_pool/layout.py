@@ -119,7 +119,7 @@ def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep
     # constexprs, grid) depends on the conv output's and the operands' metadata only: runtime
     # _cv_layout_run computes it once per key.
     conv = f"F.conv_transpose{dims}d" if transposed else f"F.conv{dims}d"
-    launch = ConvLaunch(name=lname, plans=ctx.name("plans"), run="_cv_layout_run", kernel=kname, how=conv,
+    launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_layout_run", kernel=kname, how=conv,
                         transposed=transposed, n_epi=len(epi_vals), dtype=str(out.meta.dtype),
                         consts=(dims, channels_last, keep_nhwc))
     args = conv_attr_args(region) + [v.name for v in epi_vals]
