@@ -198,7 +198,7 @@ def test_tensor_core_precision_follows_the_policy(skill: str) -> None:
     strict = generate(src, skill)
     # Strict fp32: the compensated triple on fp16 parts of both operands, prepared and scaled per
     # (image, group) and per output channel, the sum rescaled once after the K loop.
-    assert "_gemm_prep(xg, " in strict.source and ", True, 3, ck, wsc, 0, 1)" in strict.source
+    assert ", _cv_f16_parts, x, w, b, " in strict.source and "def _cv_f16_ops(" in strict.source
     assert strict.source.count("part = tl.dot(") == 3 and "input_precision" not in strict.source
     assert "acc = acc * (fx[:, None] * fw[None, :])" in strict.source
     assert not run_static_checks(strict.source)
@@ -206,7 +206,7 @@ def test_tensor_core_precision_follows_the_policy(skill: str) -> None:
     # The TF32-parts variant: the pre-split weight and the register-split activation.
     tf32 = generate(src, skill, parts="tf32")
     dots = re.findall(r'input_precision="(\w+)"', tf32.source)
-    assert dots == ["tf32"] * 3 and "_gemm_prep(" in tf32.source
+    assert dots == ["tf32"] * 3 and ", _cv_tf32_parts, x, w, b, " in tf32.source
     assert not run_static_checks(tf32.source, precision="strict")
     assert evaluate(src, tf32.source, trials=1).correct
     # Under `default` our dots stay fp32-accurate (the static checks cannot tell a conv's dot from a
@@ -214,7 +214,7 @@ def test_tensor_core_precision_follows_the_policy(skill: str) -> None:
     assert generate(src, skill, precision="default").source == strict.source
     relaxed = generate(src, skill, precision="tf32")
     assert 'input_precision="tf32"' in relaxed.source and "tf32x3" not in relaxed.source
-    assert "_gemm_prep(" not in relaxed.source
+    assert ", _cv_one_pass, x, w, b, " in relaxed.source and "_gemm_prep" not in relaxed.source
     assert not run_static_checks(relaxed.source, precision="tf32")
     assert run_static_checks(relaxed.source, precision="default")  # one-pass TF32 is refused there
 
@@ -229,7 +229,7 @@ def test_fp16_parts_on_values_over_sixteen_decades(skill: str, g: int, cin: int)
                       lead=(2,), spatial=(7, 6), transposed=skill == "conv-transpose-gather",
                       pre="x = torch.exp(18.0 * torch.tanh(x))")
     cand = generate(src, skill)
-    assert "False, 3, ck, xsc, 1, 0)" in cand.source
+    assert ", _cv_f16_parts, x, w, b, " in cand.source
     result = evaluate(src, cand.source, trials=2)
     assert result.correct, result.reason
 
@@ -259,7 +259,7 @@ def test_fp16_parts_convs_on_gpu(case: dict) -> None:
     skill = "conv-transpose-gather" if case.get("transposed") else \
         ("conv3d-implicit-gemm" if case["dims"] == 3 else "conv-implicit-gemm")
     cand = author_util.generate(src, skill)
-    assert "cuda-graph-replay" in templates_used(cand) and "False, 3, ck, xsc, 1, 0)" in cand.source
+    assert "cuda-graph-replay" in templates_used(cand) and ", _cv_f16_parts, x, w, b, " in cand.source
     r = evaluate_api(src, cand.source, EvalOptions(device="cuda", size="small", trials=2, baselines=False),
                      problem_name="conv-fp16-parts")
     assert r.correct, r.reason

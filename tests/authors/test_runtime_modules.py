@@ -8,10 +8,14 @@ import ast
 import textwrap
 from pathlib import Path
 
+import pytest
 import torch
 from kernelskill.authors.builtin import runtime
 from kernelskill.authors.builtin.runtime import (
     common,
+    conv_gemm,
+    conv_layout,
+    conv_parts,
     conv_pool,
     gemm,
     gemm_prep,
@@ -34,7 +38,8 @@ CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: r
              gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS,
              pool_window: runtime.POOL_WINDOW, pool_global: runtime.POOL_GLOBAL,
              graph_replay: runtime.GRAPH_REPLAY, graph_forward: runtime.GRAPH_FORWARD,
-             guards: runtime.GUARDS}
+             guards: runtime.GUARDS, conv_gemm: runtime.CONV_GEMM, conv_parts: runtime.CONV_PARTS,
+             conv_layout: runtime.CONV_LAYOUT}
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 ALLOWED = {"torch", "triton", "triton.language", "math"}
 HEADER = "import math\nimport torch\nimport triton\nimport triton.language as tl\n"
@@ -251,3 +256,28 @@ def test_one_int64_rule() -> None:
     assert common._i64(meta((3, 2), (2**30, 1)))  # at 2**31 + 1
     assert common._i64(torch.empty(1, device="meta").expand(2**31))  # 2**31 elements, one address
     assert not common._i64(meta((0, 2**32), (2**32, 1)))  # empty: addresses nothing
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_conv_gemm_plans_give_torch_output_shapes(transposed: bool) -> None:
+    """_cv_gemm_plan's geometry (output size, GEMM sizes) agrees with torch's convolutions, 1D-3D,
+    strided, padded, dilated and grouped, batched or not; an empty output launches nothing."""
+    F = torch.nn.functional
+    # dims, spatial size, kernel, stride, padding, dilation, groups, output padding
+    cases = [(1, (9,), 3, 2, 1, 1, 1, 1), (2, (7, 6), 3, 1, 1, 2, 2, 0), (3, (4, 5, 3), 2, 2, 0, 1, 1, 1),
+             (2, (5, 5), 1, 1, 0, 1, 1, 0)]
+    for dims, spatial, k, s, p, d, g, opad in cases:
+        for lead in ((2, 4), (4,)):
+            x = torch.empty(*lead, *spatial, device="meta")
+            w = torch.empty(4, 6 // g, *(k,) * dims, device="meta") if transposed else \
+                torch.empty(6, 4 // g, *(k,) * dims, device="meta")
+            if transposed:
+                attrs = (s, p, opad if s > 1 else 0, g, d)
+                want = getattr(F, f"conv_transpose{dims}d")(x, w, None, *attrs).shape
+            else:
+                attrs = (s, p, d, g)
+                want = getattr(F, f"conv{dims}d")(x, w, None, *attrs).shape
+            plan = conv_gemm._cv_gemm_plan((*attrs, False), [x, w], conv_gemm._cv_one_pass, dims, transposed)
+            assert plan[0] == want and plan[1], (dims, lead, transposed)
+    x, w = torch.empty(0, 4, 5, 5, device="meta"), torch.empty(6, 4, 3, 3, device="meta")
+    assert conv_gemm._cv_gemm_plan((1, 1, 1, 1, True), [x, w], conv_gemm._cv_one_pass, 2, False)[1] is False

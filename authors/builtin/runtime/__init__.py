@@ -15,6 +15,9 @@ from types import ModuleType
 
 from . import (
     common,
+    conv_gemm,
+    conv_layout,
+    conv_parts,
     conv_pool,
     gemm,
     gemm_prep,
@@ -63,7 +66,8 @@ GEMM_RUNTIME = source(gemm)
 GEMM_PREP = source(gemm_prep)
 """Operand preparation (hi / lo parts) for tensor-core GEMMs and its thresholds (runtime/gemm_prep.py)."""
 CP_RUNTIME = source(conv_pool)
-"""The convolution and pooling launchers' attribute, stride and plane helpers (runtime/conv_pool.py)."""
+"""The convolution and pooling launchers' attribute, stride, chain and plane helpers and plan cache
+(runtime/conv_pool.py)."""
 CP_PLANS = source(pool_plans)
 """The plane launchers' plan cache (runtime/pool_plans.py); it calls COLLAPSE's and CP_RUNTIME's."""
 POOL_WINDOW = source(pool_window)
@@ -76,3 +80,9 @@ GRAPH_FORWARD = source(graph_forward)
 """ModelNew.forward under CUDA-graph replay (runtime/graph_forward.py), pasted into the class indented."""
 GUARDS = source(guards)
 """The guards of a partially captured forward's regions (runtime/guards.py)."""
+CONV_GEMM = source(conv_gemm)
+"""The implicit-GEMM convolution launchers' run and plan (runtime/conv_gemm.py); it calls CP_RUNTIME's."""
+CONV_PARTS = source(conv_parts)
+"""The implicit-GEMM convolutions' prepared operand parts (runtime/conv_parts.py); it calls GEMM_PREP's."""
+CONV_LAYOUT = source(conv_layout)
+"""The vendor-convolution launchers' run and plan (runtime/conv_layout.py); it calls CP_RUNTIME's."""

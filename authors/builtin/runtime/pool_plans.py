@@ -1,5 +1,6 @@
-"""The plane launchers (window and global pooling): their one runtime call, the launch-plan cache
-and the stride arguments; kept apart from conv_pool.py because only those launchers call it.
+"""The plane launchers (window and global pooling): their one runtime call and the stride arguments
+(the plan cache is conv_pool.py's _cp_plan); kept apart from conv_pool.py because only those
+launchers call it.
 
 A plane launcher is data (families/conv_pool/plane_launch.py renders it): its kernel, its planner
 (the grid rule, the argument list and the constexpr variants, computed on metadata) and the
@@ -9,8 +10,8 @@ planner's constants, passed to `_cp_run`. Pasted into a solution with such a lau
 
 import torch
 
-from .common import _launch, _meta_ops
-from .conv_pool import _cp_strides
+from .common import _launch
+from .conv_pool import _cp_plan, _cp_strides
 
 
 def _cp_run(plans, kern, planner, attrs, srcs, epis, dtype, *consts):
@@ -28,17 +29,6 @@ def _cp_run(plans, kern, planner, attrs, srcs, epis, dtype, *consts):
         return out if fill is None else out.fill_(fill)
     _launch(kern, grid, pick, (out, *srcs, *sargs, *epis, *eargs, *sizes), kw)
     return out
-
-
-def _cp_plan(plans, key, n_args, planner, *consts):
-    """The cached launch plan for `key`: the launcher's n_args plain arguments (layer attributes),
-    then shape, stride(), dtype and device of each operand. A new key is planned once on meta
-    tensors, planner(args, ops, *consts), so a plan depends on metadata and attributes only.
-    The arguments must be hashable: launchers pass list-valued attributes as tuples (hashable_attr)."""
-    plan = plans.get(key)
-    if plan is None:
-        plan = plans[key] = planner(key[:n_args], _meta_ops(key[n_args:]), *consts)
-    return plan
 
 
 def _cp_flat(ts, shape, dims, n):

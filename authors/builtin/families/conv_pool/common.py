@@ -121,14 +121,10 @@ class PlaneChain:
         return lines, env[self.ops[-1].out.name] if self.ops else (acc or "")
 
     def launch_lines(self, names: list[str], shape: str, dims: str) -> list[str]:
-        """Launcher lines defining `{p}_args` (pointers then strides) and `{p}_split` (True when
-        an operand's spatial dims do not collapse into one strided run)."""
+        """The launcher line defining `{p}_args` (pointers then strides) and `{p}_split` (True when
+        an operand's spatial dims do not collapse into one strided run): runtime _cp_chain."""
         p = self.p
-        lst = "[" + ", ".join(names) + "]"
-        return [f"{p}_ops = {lst}",
-                f"{p}_st = [_cp_strides(t, {shape}, {dims}) for t in {p}_ops]",
-                f"{p}_split = any(st[5] < 0 for st in {p}_st)",
-                f"{p}_args = [*{p}_ops, *[s for st in {p}_st for s in st]]"]
+        return [f"{p}_args, {p}_split = _cp_chain([{', '.join(names)}], {shape}, {dims})"]
 
 
 def indent(lines: list[str], n: int) -> list[str]:
@@ -189,18 +185,19 @@ WINDOW_KWARGS = ("KD=K3[0], KH=K3[1], KW=K3[2], SD=S3[0], SH=S3[1], SW=S3[2], PD
 
 def conv_attr_args(region: Region) -> list[str]:
     """Forward-side expressions for (x, weight, bias, stride, padding, dilation, groups[,
-    output_padding]) of a conv op: the module's attributes, read at run time."""
+    output_padding]) of a conv op: the module's attributes, read at run time, or the literals the
+    forward passed (hashable)."""
     op = region.anchor
-    a = op.attrs
     mod = module_expr(op)
-    x, w = op.inputs[0].name, op.inputs[1].name
+    names = ["stride", "padding", "dilation", "groups"] + (["output_padding"]
+                                                           if op.kind == "conv_transpose" else [])
     if mod is not None:
-        names = ["stride", "padding", "dilation", "groups"] + (["output_padding"]
-                                                               if op.kind == "conv_transpose" else [])
-        return [x, f"{mod}.weight", f"{mod}.bias"] + [f"{mod}.{n}" for n in names]
+        return [op.inputs[0].name, f"{mod}.weight", f"{mod}.bias"] + [f"{mod}.{n}" for n in names]
     bias = op.inputs[2].name if len(op.inputs) > 2 else "None"
-    extra = [repr(a.get("output_padding", 0))] if op.kind == "conv_transpose" else []
-    return [x, w, bias, repr(a["stride"]), repr(a["padding"]), repr(a["dilation"]), repr(a["groups"])] + extra
+    vals = [op.attrs.get(n, 0) if n == "output_padding" else op.attrs[n] for n in names]
+    # tuples, not lists: the attributes key the launchers' plan caches
+    return [op.inputs[0].name, op.inputs[1].name, bias] + [repr(tuple(v) if isinstance(v, list) else v)
+                                                           for v in vals]
 
 
 def one_channel_groups(op: Op) -> bool:

@@ -35,16 +35,11 @@ insertion, no scatter, no atomics.
 from __future__ import annotations
 
 from ...frontend.ir import Region
-from ...runtime import GEMM_PREP
+from ...runtime import CONV_GEMM, CONV_PARTS, GEMM_PREP
 from ...templates.base import EmitContext, Emitted, Template
 from ...templates.launch import autotune
-from .common import (
-    CONV_GEOMETRY,
-    CONV_OUT,
-    conv_attr_args,
-    conv_region,
-    indent,
-)
+from .common import conv_attr_args, conv_region, indent
+from .conv_launch import ConvLaunch
 from .gemm_body import _CONSTS, _forward_body, _transposed_body
 
 # Rationale (H200, fp32 via tf32x3 = 3 tensor-core passes per tile; checked offline with ptxas /
@@ -71,11 +66,12 @@ POINTWISE_CONFIGS = [({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32}, 4, 3),
                      ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, 4, 3),
                      ({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32}, 4, 3)]
 
-# fp16 parts (strict fp32): BLOCK_K is the launcher's scale chunk, min(64, C_in per group rounded
-# up to a power of two, >= 16), so the tile lists fix only M x N, warps and stages. Two fp16 parts
-# of a 64-wide step take (BM + BN) x 256 bytes of shared memory per stage: 128 x 128 uses 64 KB, so
-# three stages fit the H200's 227 KB; 256 x 64 (80 KB) gets two. On an H200 the autotuner picked
-# 128 x 128, 8 warps, 3 stages on all five problems checked (call5_row_scales.txt).
+# fp16 parts (strict fp32): BLOCK_K is the launch plan's scale chunk (runtime conv_parts), min(64,
+# C_in per group rounded up to a power of two, >= 16), so the tile lists fix only M x N, warps and
+# stages. Two fp16 parts of a 64-wide step take (BM + BN) x 256 bytes of shared memory per stage:
+# 128 x 128 uses 64 KB, so three stages fit the H200's 227 KB; 256 x 64 (80 KB) gets two. On an
+# H200 the autotuner picked 128 x 128, 8 warps, 3 stages on all five problems checked
+# (call5_row_scales.txt).
 F16_CONFIGS = [({"BLOCK_M": 128, "BLOCK_N": 64}, 4, 3),
                ({"BLOCK_M": 128, "BLOCK_N": 128}, 8, 3),
                ({"BLOCK_M": 256, "BLOCK_N": 64}, 8, 2),
@@ -94,8 +90,10 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
     prec = "tf32" if ctx.matmul_tf32 else "tf32x3"
     f16 = prec == "tf32x3" and ctx.params.get("parts", "f16") == "f16"
 
+    ctx.share("conv_gemm", CONV_GEMM)
     if prec == "tf32x3":
         ctx.share("gemm_prep", GEMM_PREP)
+        ctx.share("conv_parts", CONV_PARTS)
     # x is the fp16 hi part with fp16 parts (xlo its lo part, xsc / wsc the scale bounds); the
     # strided fp32 input otherwise (xlo, xsc, wsc unused).
     sig = ["out", "x", "xlo", "xsc", "wt", "wtl", "wsc", "bias", *(epi.kernel_params() if epi else []),
@@ -119,81 +117,23 @@ def emit_conv_gemm(region: Region, ctx: EmitContext, configs: list) -> Emitted:
                 f"+ sp[None, :], {res}, mask=omask)")
     configs = ctx.params.get("configs", configs)
     if f16:
-        # BLOCK_K is the preparation's scale chunk, fixed by the launcher (see F16_CONFIGS)
+        # BLOCK_K is the preparation's scale chunk, fixed by the launch plan (see F16_CONFIGS)
         configs = ctx.params.get("f16_configs", F16_CONFIGS)
     kernel = (autotune(configs, ["M", "COG", "CIG", "KD", "KH", "KW"])
               + f"def {kname}({', '.join(sig + [f'{c}: tl.constexpr' for c in _CONSTS])}):\n"
               + "\n".join(indent(body, 4)))
 
     epi_vals = epi.ext if epi else []
-    epi_names = [f"b{i}" for i in range(len(epi_vals))]
-    params = ["x", "w", "b", "stride", "padding", "dilation", "groups"]
-    params += ["output_padding"] if transposed else []
-    launcher = [f"def {lname}({', '.join(params + epi_names)}):",
-                f"    dims = {dims}",
-                "    n_, c_in, (D, H, W) = _cp_planes(x.shape, dims)",
-                *CONV_GEOMETRY,
-                "    kt = K3[0] * K3[1] * K3[2]"]
-    if transposed:
-        launcher += ["    OP3 = _cp_pad3(_cp_tup(output_padding, dims), dims, 0)",
-                     "    cig, cog = c_in // groups, w.shape[1]",
-                     "    c_out = cog * groups",
-                     "    OD, OH, OW = ((i - 1) * S3[a] - 2 * P3[a] + L3[a] * (K3[a] - 1) + OP3[a] + 1 "
-                     "for a, i in enumerate((D, H, W)))",
-                     # (taps, C_out, C_in per group): a weight tile's K run (input channels) is contiguous
-                     "    wt = w.reshape(groups, cig, cog, kt).permute(3, 0, 2, 1).contiguous()",
-                     "    M = n_ * _cdiv(OD, S3[0]) * _cdiv(OH, S3[1]) * _cdiv(OW, S3[2])",
-                     "    grid_g = groups * S3[0] * S3[1] * S3[2]"]
-    else:
-        launcher += ["    c_out, cig = w.shape[0], w.shape[1]",
-                     "    cog = c_out // groups",
-                     CONV_OUT,
-                     # (taps, C_out, C_in per group): a weight tile's K run (input channels) is contiguous
-                     "    wt = w.reshape(c_out, cig, kt).permute(2, 0, 1).contiguous()",
-                     "    M = n_ * OD * OH * OW",
-                     "    grid_g = groups"]
-    if f16:
-        wbound = ("w.reshape(groups, cig, cog, kt), float('inf'), dim=(1, 3)" if transposed
-                  else "w.reshape(c_out, -1), float('inf'), dim=1")
-        launcher += ["    # fp16 hi / lo parts (see _a_step): the input channels last, scaled per (image,",
-                     "    # group); the weight per output channel; channels padded to the K tile ck",
-                     "    ck = min(64, max(16, _npow2(cig)))",
-                     "    xg = x.reshape(n_, groups, cig, D * H * W)",
-                     "    xsc = torch.linalg.vector_norm(xg, float('inf'), dim=(2, 3)).reshape(-1)",
-                     f"    wsc = torch.linalg.vector_norm({wbound}).reshape(-1)",
-                     "    xh, xl, _, _ = _gemm_prep(xg, n_ * groups, groups, xg.stride(0), xg.stride(1), "
-                     "False, 3, ck, xsc, 1, 0)",
-                     "    wt, wtl, cigp, _ = _gemm_prep(wt.reshape(kt, c_out, cig), kt, 1, c_out * cig, 0, "
-                     "True, 3, ck, wsc, 0, 1)"]
-    elif prec == "tf32x3":
-        launcher += ["    # The weight's TF32 hi / lo parts, rows padded to cigp channels (see _a_step)",
-                     "    wt, wtl, cigp, _ = _gemm_prep(wt.reshape(-1, cig), 1, 1, 0, 0, True, 1)"]
-    else:
-        launcher += ["    wtl, cigp = wt, cig"]
-    launcher += ["    lead = len(x.shape) - dims",
-                 "    out = torch.empty((*x.shape[:lead - 1], c_out, *(OD, OH, OW)[3 - dims:]), "
-                 f"device=x.device, dtype={out.meta.dtype})",
-                 "    if out.numel() == 0:",
-                 "        return out",
-                 "    sx = _cp_strides(x, x.shape, dims)"]
-    split = "False"
-    if epi:
-        launcher += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
-        split = "e_split"
-    xs = "xh, xl, xsc" if f16 else "x, x, x"
-    launcher += [f"    i64 = _i64({', '.join(['out', 'xh' if f16 else 'x', *epi_names])})",
-                 "    grid = lambda meta: (_cdiv(M, meta['BLOCK_M']) * "
-                 "_cdiv(cog, meta['BLOCK_N']), grid_g)",
-                 f"    {kname}[grid](out, {xs}, wt, wtl, {'wsc' if f16 else 'wt'}, wt if b is None else b, "
-                 f"{'*e_args, ' if epi else ''}"
-                 "M, n_, c_in, c_out, cig, cigp, cog, D, H, W, OD, OH, OW, *sx[:5], "
-                 "KD=K3[0], KH=K3[1], KW=K3[2], SD=S3[0], SH=S3[1], SW=S3[2], PD=P3[0], PH=P3[1], PW=P3[2], "
-                 "DD=L3[0], DH=L3[1], DW=L3[2], "
-                 f"HAS_BIAS=b is not None, SPLIT={split}, I64=i64, DIL1=L3 == (1, 1, 1)"
-                 f"{', BLOCK_K=ck' if f16 else ''})",
-                 "    return out"]
+    # The plan (geometry, weight permutation, operand parts' plans, strides, constexprs, grid)
+    # depends on the operands' metadata and the layer's attributes only: runtime _cv_gemm_run
+    # computes it once per key, so a call costs the lookup, the output, the operand parts and
+    # the launch.
+    parts = "_cv_f16_parts" if f16 else "_cv_tf32_parts" if prec == "tf32x3" else "_cv_one_pass"
+    launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_gemm_run", kernel=kname, how=parts,
+                        transposed=transposed, n_epi=len(epi_vals), dtype=str(out.meta.dtype),
+                        consts=(dims, transposed))
     args = conv_attr_args(region) + [v.name for v in epi_vals]
-    return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+    return Emitted(kernels=[kernel], helpers=[launch.render()],
                    lines=[f"{out.name} = {lname}({', '.join(args)})"])
 
 

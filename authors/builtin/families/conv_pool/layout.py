@@ -14,14 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...frontend.ir import Op, Program, Region, Value
+from ...runtime import CONV_LAYOUT
 from ...templates.base import EmitContext, Emitted
 from ...templates.launch import autotune
-from .common import (
-    PIXEL_COORDS,
-    conv_attr_args,
-    conv_region,
-    indent,
-)
+from .common import PIXEL_COORDS, conv_attr_args, conv_region, indent
+from .conv_launch import ConvLaunch
 
 # Rationale (H200, problems/measurements/h200-2026-11-30-tf32/conv_layouts.txt, each problem's
 # cuDNN convolution alone, TF32, NCHW -> NHWC): level2/02 Conv2d(44, 64, 112, 112) 0.522 -> 0.240 ms,
@@ -79,8 +76,8 @@ def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep
     `channels_last`), then bias + epilogue in one pass writing channels-last when `keep_nhwc`,
     else the reference's contiguous layout."""
     op, dims, transposed, out, epi = conv_region(region, ctx)
+    ctx.share("conv_layout", CONV_LAYOUT)
     kname, lname = ctx.name("conv_layout_kernel"), ctx.name("vendor_conv_layout")
-    fmt = "torch.channels_last_3d" if dims == 3 else "torch.channels_last"
 
     sig = ["out", "y", "bias", *(epi.kernel_params() if epi else []), "C", "L", "H", "W",
            "syn", "syc", "syj", "son", "soc", "soj"]
@@ -118,41 +115,13 @@ def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep
               + "\n".join(indent(body, 4)))
 
     epi_vals = epi.ext if epi else []
-    epi_names = [f"b{i}" for i in range(len(epi_vals))]
-    params = "x, w, b, stride, padding, dilation, groups" + (", output_padding" if transposed else "")
-    call = (f"F.conv_transpose{dims}d(x, w, None, stride, padding, output_padding, groups, dilation)"
-            if transposed else f"F.conv{dims}d(x, w, None, stride, padding, dilation, groups)")
-    ret = "y if cl else y.contiguous()" if keep_nhwc else "y.contiguous()"
-    ofmt = f"{fmt} if cl else torch.contiguous_format" if keep_nhwc else "torch.contiguous_format"
-    launcher = [f"def {lname}({', '.join([params] + epi_names)}):",
-                f"    dims = {dims}",
-                f"    cl = {channels_last} and groups == 1 and x.dim() == dims + 2",
-                "    if cl:  # cuDNN's TF32 kernels are NHWC (see the channels-last-layout skill)",
-                f"        x = x.contiguous(memory_format={fmt})",
-                f"        w = w.contiguous(memory_format={fmt})",
-                f"    y = {call}",
-                "    if _cp_strides(y, y.shape, dims)[5] < 0:  # neither layout: one pixel run needed",
-                "        y = y.contiguous()",
-                *(["    if b is None:", f"        return {ret}"] if not epi else []),
-                "    n_, c_, (D, H, W) = _cp_planes(y.shape, dims)",
-                "    L = D * H * W",
-                # A fresh output, not in place: the autotuner re-runs the kernel while tuning.
-                f"    out = torch.empty(y.shape, dtype={out.meta.dtype}, device=y.device,",
-                f"                      memory_format={ofmt})",
-                "    if y.numel() == 0:",
-                "        return out"]
-    split = "False"
-    if epi:
-        launcher += indent(epi.launch_lines(epi_names, "y.shape", "dims"), 4)
-        split = "e_split"
-    launcher += ["    sy = _cp_strides(y, y.shape, dims)",
-                 "    so = _cp_strides(out, out.shape, dims)",
-                 f"    i64 = _i64({', '.join(['y', 'out', *epi_names])})",
-                 "    grid = lambda meta: (n_ * _cdiv(c_, meta['BLOCK_C']) * _cdiv(L, meta['BLOCK_L']),)",
-                 f"    {kname}[grid](out, y, y if b is None else b, {'*e_args, ' if epi else ''}"
-                 "c_, L, H, W, sy[0], sy[1], sy[5], so[0], so[1], so[5], "
-                 f"HAS_BIAS=b is not None, SPLIT={split}, I64=i64)",
-                 "    return out"]
+    # The vendor call runs per call; the tail's plan (output strides, stride arguments,
+    # constexprs, grid) depends on the conv output's and the operands' metadata only: runtime
+    # _cv_layout_run computes it once per key.
+    conv = f"F.conv_transpose{dims}d" if transposed else f"F.conv{dims}d"
+    launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_layout_run", kernel=kname, how=conv,
+                        transposed=transposed, n_epi=len(epi_vals), dtype=str(out.meta.dtype),
+                        consts=(dims, channels_last, keep_nhwc))
     args = conv_attr_args(region) + [v.name for v in epi_vals]
-    return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+    return Emitted(kernels=[kernel], helpers=[launch.render()],
                    lines=[f"{out.name} = {lname}({', '.join(args)})"])
