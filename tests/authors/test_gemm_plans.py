@@ -1,4 +1,4 @@
-"""Launch-plan cache of the GEMM launcher (families/gemm/template.py's GemmTemplate.launcher): the plan
+"""Launch-plan cache of the GEMM launcher (runtime/gemm.py's _gemm_run and _gemm_planner): the plan
 (views, sizes, batch strides, path, preparation, split-K, grids, epilogue operand geometry) is computed once
 per operand signature on meta tensors, and the autotuner's pick is kept with it. Calls alternating
 shapes, strided and broadcast operands and every launch path stay equal to torch, each signature
@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 import torch
 from author_util import count_autotuner_runs, generate
-from kernelskill.authors.builtin.families.gemm.match import _F16_ROW_RULE
+from kernelskill.authors.builtin.runtime.gemm import _GEMM_ROW_MIN as ROW_MIN
 from kernelskill.authors.builtin.runtime.gemm_prep import _GEMM_PREP_MIN as PREP_MIN
 from kernelskill.eval.problem import exec_module
 from kernelskill.eval.static_checks import run_static_checks
@@ -141,7 +141,7 @@ def test_prepared_paths_plan_once_per_signature(scales: str) -> None:
     from the data at each call)."""
     edits = {f"_GEMM_PREP_MIN = {PREP_MIN}": "_GEMM_PREP_MIN = 40"}
     if scales == "row":
-        edits[f"row_scaled = prep == 1 and {_F16_ROW_RULE}"] = "row_scaled = prep == 1"
+        edits[f"_GEMM_ROW_MIN = {ROW_MIN}"] = "_GEMM_ROW_MIN = 0"
     mod = _module(MATMUL, edits)
     gemm = _launcher(mod)
     torch.manual_seed(2)
@@ -180,7 +180,7 @@ def test_linear_plans_take_the_weights_view(prepared: bool) -> None:
     each call takes again (as_strided), for 2-D, folded 3-D and non-contiguous inputs; `prepared`:
     both operands prepared with fp16 scales per row, whose bounds read the views."""
     edits = {f"_GEMM_PREP_MIN = {PREP_MIN}": "_GEMM_PREP_MIN = 1",
-             f"row_scaled = prep == 1 and {_F16_ROW_RULE}": "row_scaled = prep == 1"} if prepared else {}
+             f"_GEMM_ROW_MIN = {ROW_MIN}": "_GEMM_ROW_MIN = 0"} if prepared else {}
     mod = _module(LINEAR, edits)
     model = mod.ModelNew()
     gemm = _launcher(mod)
