@@ -80,7 +80,7 @@ class _GemmPlan:
         self.eg = []  # each epilogue operand's geometry (_gemm_ext)
         self.gemv = self.swap = False  # the CUDA-core kernel; on C^T = B^T A^T
         self.prep, self.row_scaled = 0, False  # operand preparation mode; fp16 scales per row
-        self.twin = 0  # the three-dot twin launched (its prep mode), 0 for none (_gemm_lead)
+        self.twin = 0  # the three-dot twin launched (its prep mode), 0 for none (_gemm_prepared)
         self.k = self.rk = 0  # index of the GEMM kernel and of the reduction (_gemm_slots)
         self.prep_a = self.prep_b = None  # _gemm_prep_plan of each prepared operand
         self.split = 0  # K chunks (split-K), 0 for none
@@ -152,7 +152,9 @@ def _gemm_run(plans, kernels, ops, scalars, dtype, cfg):
     bias = ops[2] if cfg[2] else c
     if p.eg:
         scalars = (*[x for t, g in zip(ext, p.eg, strict=True) for x in (t, *g)], *scalars)
-    lead = _gemm_lead(a, b, p) if p.prep or p.swap else (a, b)
+    # The kernel's operands before the output: b, a for C^T = B^T A^T (the CUDA-core kernel on a
+    # small M), or their prepared parts.
+    lead = (b, a) if p.swap else _gemm_prepared(a, b, p) if p.prep else (a, b)
     if p.split:
         ws = torch.empty((p.split, p.total), device=key[3], dtype=torch.float32)
         _launch(kernels[p.k], p.grid, p.pick, (*lead, ws, ws, *p.args), p.kw)
@@ -162,14 +164,12 @@ def _gemm_run(plans, kernels, ops, scalars, dtype, cfg):
     return c
 
 
-def _gemm_lead(a, b, p):
-    """The kernel's operand arguments before the output: b, a for C^T = B^T A^T (p.swap, the
-    CUDA-core kernel on a small M); otherwise the operands' K-major copies (_gemm_prep_run: they
-    read the data) and, for the three-dot twins (p.twin: p.prep), their lo parts and fp16 scales:
-    both prepared (1, with bounds per row when p.row_scaled), only B, A split in registers (2),
-    only A, computing C^T with B^T split in registers (3). An operand not copied is its own lo part."""
-    if p.swap:
-        return b, a
+def _gemm_prepared(a, b, p):
+    """The kernel's operand arguments before the output under plan p's preparation: the operands'
+    K-major copies (_gemm_prep_run: they read the data) and, for the three-dot twins (p.twin:
+    p.prep), their lo parts and fp16 scales: both prepared (1, with bounds per row when
+    p.row_scaled), only B, A split in registers (2), only A, computing C^T with B^T split in
+    registers (3). An operand not copied is its own lo part."""
     al, bl, ra, rb = a, b, None, None
     if p.row_scaled:
         ra = torch.linalg.vector_norm(a, float('inf'), dim=-1).reshape(-1)
