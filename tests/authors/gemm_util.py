@@ -9,8 +9,8 @@ from pathlib import Path
 from author_util import evaluate, problem
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
-from kernelskill.authors.builtin.families.gemm.match import _F16_ROW_RULE
 from kernelskill.authors.builtin.families.pointwise.template import FusedElementwise
+from kernelskill.authors.builtin.runtime.gemm import _GEMM_ROW_MIN as ROW_MIN
 from kernelskill.authors.builtin.runtime.gemm_prep import _GEMM_PREP_MIN as PREP_MIN
 from kernelskill.authors.builtin.templates.loader import load_templates
 from kernelskill.eval.static_checks import run_static_checks
@@ -94,8 +94,8 @@ def prepared(cand: Candidate, scales: str = "auto") -> str:
     """The candidate with the preparation threshold at 1: both operands prepared at any size, their
     fp16 parts scaled per row and K chunk at these sizes ("auto"), or per row over all of K ("row")."""
     src = at_threshold(cand, 1)
-    if scales == "row":
-        rule = f"row_scaled = prep == 1 and {_F16_ROW_RULE}"
+    if scales == "row":  # the output-size rule's threshold at 0: row scales at any size
+        rule = f"_GEMM_ROW_MIN = {ROW_MIN}"
         assert rule in src
-        src = src.replace(rule, "row_scaled = prep == 1")
+        src = src.replace(rule, "_GEMM_ROW_MIN = 0")
     return src

@@ -1,4 +1,4 @@
-"""Launch-plan cache of the GEMM launcher (families/gemm/template.py's GemmTemplate.launcher): the plan
+"""Launch-plan cache of the GEMM launcher (runtime/gemm.py's _gemm_run and _gemm_planner): the plan
 (views, sizes, batch strides, path, preparation, split-K, grids, epilogue operand geometry) is computed once
 per operand signature on meta tensors, and the autotuner's pick is kept with it. Calls alternating
 shapes, strided and broadcast operands and every launch path stay equal to torch, each signature
@@ -13,7 +13,9 @@ from collections.abc import Callable
 import pytest
 import torch
 from author_util import count_autotuner_runs, generate
-from kernelskill.authors.builtin.families.gemm.match import _F16_ROW_RULE
+from kernelskill.authors.builtin.families.gemm.launch import SLOTS
+from kernelskill.authors.builtin.runtime import gemm
+from kernelskill.authors.builtin.runtime.gemm import _GEMM_ROW_MIN as ROW_MIN
 from kernelskill.authors.builtin.runtime.gemm_prep import _GEMM_PREP_MIN as PREP_MIN
 from kernelskill.eval.problem import exec_module
 from kernelskill.eval.static_checks import run_static_checks
@@ -141,7 +143,7 @@ def test_prepared_paths_plan_once_per_signature(scales: str) -> None:
     from the data at each call)."""
     edits = {f"_GEMM_PREP_MIN = {PREP_MIN}": "_GEMM_PREP_MIN = 40"}
     if scales == "row":
-        edits[f"row_scaled = prep == 1 and {_F16_ROW_RULE}"] = "row_scaled = prep == 1"
+        edits[f"_GEMM_ROW_MIN = {ROW_MIN}"] = "_GEMM_ROW_MIN = 0"
     mod = _module(MATMUL, edits)
     gemm = _launcher(mod)
     torch.manual_seed(2)
@@ -180,7 +182,7 @@ def test_linear_plans_take_the_weights_view(prepared: bool) -> None:
     each call takes again (as_strided), for 2-D, folded 3-D and non-contiguous inputs; `prepared`:
     both operands prepared with fp16 scales per row, whose bounds read the views."""
     edits = {f"_GEMM_PREP_MIN = {PREP_MIN}": "_GEMM_PREP_MIN = 1",
-             f"row_scaled = prep == 1 and {_F16_ROW_RULE}": "row_scaled = prep == 1"} if prepared else {}
+             f"_GEMM_ROW_MIN = {ROW_MIN}": "_GEMM_ROW_MIN = 0"} if prepared else {}
     mod = _module(LINEAR, edits)
     model = mod.ModelNew()
     gemm = _launcher(mod)
@@ -194,3 +196,25 @@ def test_linear_plans_take_the_weights_view(prepared: bool) -> None:
     assert all(p.views[1] == (weight.t().shape, weight.t().stride()) for p in plans.values())
     assert all(p.row_scaled == prepared for p in plans.values())
     assert all(len(p.pick) == 1 for p in plans.values()) and _plan_tensors(plans) == []
+
+
+@pytest.mark.parametrize("x3", [False, True])
+@pytest.mark.parametrize("split_k", [False, True])
+@pytest.mark.parametrize("gemv", [False, True])
+def test_kernel_slots_agree_with_the_runtime(x3: bool, split_k: bool, gemv: bool) -> None:
+    """The launcher's kernel tuple (GemmLaunch: template names in SLOTS order, those present) puts
+    each kernel where runtime _gemm_slots looks for it, for every set of kernels a template emits."""
+    twins = ("_prep", "_prepb", "_prept") if x3 else ()
+    present = {"main", *(f"main{t}" for t in twins)}
+    if split_k:
+        present |= {"part", "reduce", *(f"part{t}" for t in twins)}
+    if gemv:
+        present |= {"rows", "cols"}
+    order = [k for k in SLOTS if k in present]
+    main, part, reduce, fma = gemm._gemm_slots(x3, split_k)
+    assert [order[main + i] for i in range(1 + len(twins))] == ["main", *(f"main{t}" for t in twins)]
+    if split_k:
+        assert [order[part + i] for i in range(1 + len(twins))] == ["part", *(f"part{t}" for t in twins)]
+        assert order[reduce] == "reduce"
+    if gemv:
+        assert order[fma:] == ["rows", "cols"]

@@ -12,7 +12,7 @@ hi = fp16(x s) and lo = fp16(x s - hi) carry 11 + 11 significant bits, as TF32 p
 product hi*hi, hi*lo is exact in the fp32 accumulator; per K step the kernel multiplies its
 products by the chunk's inverse row and column scales (exact powers of two). On large outputs the
 launcher scales whole rows instead (mode 3, bounds from one extra read; the kernel undoes them once
-after its K loop: families/gemm/match.py's _F16_ROW_RULE). fp16 tensor cores run
+after its K loop: runtime/gemm.py's _GEMM_ROW_MIN). fp16 tensor cores run
 at twice TF32's rate and the parts take half the bytes. Elements more than ~2^24 below their
 chunk's largest lose bits in fp16's subnormals: an absolute error of at most ~2^-38 of that largest
 each, far below fp32 rounding of the dot products they enter. Measured on an H200 against TF32
@@ -63,8 +63,9 @@ after scaling (the scale exponent is clamped to keep scales normal fp32 numbers)
 in-kernel tf32x3 zeroes NaNs of the small products instead, at a cost per K step; neither case
 occurs on finite inputs of ordinary range, which is all the suite and the evaluator feed.
 
-Pasted into a solution whose GEMMs prepare operands (runtime.GEMM_PREP), after runtime/common.py,
-whose helpers it calls. The generator reads the thresholds below under their pasted names.
+Pasted into a solution with a GEMM (runtime.GEMM_PREP), after runtime/common.py, whose helpers it
+calls; runtime/gemm.py's planner and launcher call its own. The generator reads the thresholds
+below under their pasted names.
 """
 
 import torch

@@ -58,14 +58,9 @@ PREP16_CONFIGS = [
     tile_config(128, 64, 64, 4, 4),
 ]
 
-# Rationale (H200, do_bench, tests/gpu/candidates_vs_eager.py, session 15): scales per row over all
-# of K ran the fp16 GEMM 11-22% faster than per-(row, K chunk) scales, whose loads and multiply
-# cost every K step (3840^3: 0.885 -> 0.725 ms; 3072 x 2560 x 4096: 0.570 -> 0.460), but their
-# bounds cost one more read of both operands, 4 (M + N) K bytes against 2 M N K flops: on a
-# 512-row MLP (N 1000-6144) the whole model ran 1.01 -> 1.43 ms. Row scales when
-# 1/M + 1/N < 1/800 keeps each side where it won.
-_F16_ROW_RULE = "M * N >= 800 * (M + N)"
-_F16_ROWS = {"auto": _F16_ROW_RULE, "row": "True", "chunk": "False"}
+F16_SCALES = ("auto", "row", "chunk")
+"""Scales of fp16 operand parts: by output size (runtime/gemm.py's _GEMM_ROW_MIN), per row over all
+of K, or per row and K chunk."""
 
 
 def is_f32(v: Value) -> bool:
@@ -117,14 +112,13 @@ def precision(ctx: EmitContext, tf32: bool = False) -> str:
     return p if p in ("tf32x3", "ieee") else "tf32x3"
 
 
-# Matrix-vector shapes: M or N <= SMALL_DIM. A tensor-core tile would be >= 16 wide and mostly
-# padding; a CUDA-core kernel that multiplies a [BM, BK] tile of the large operand by the
-# [BK, small] other one and reduces over BK each step streams the large operand once, at close
-# to DRAM bandwidth, with BK along its contiguous K (16-byte loads) and 8-32 KB per step in
-# flight per program. Rationale (compiled for sm_90 with ptxas, no GPU): 32-120 registers at a
+# Matrix-vector shapes: M or N <= runtime/gemm.py's _GEMM_SMALL_DIM. A tensor-core tile would be
+# >= 16 wide and mostly padding; a CUDA-core kernel that multiplies a [BM, BK] tile of the large
+# operand by the [BK, small] other one and reduces over BK each step streams the large operand
+# once, at close to DRAM bandwidth, with BK along its contiguous K (16-byte loads) and 8-32 KB per
+# step in flight per program. Rationale (compiled for sm_90 with ptxas, no GPU): 32-120 registers at a
 # small dimension of 1, up to 255 without spills at 8; keeping a [BM, BK, BN] accumulator instead
 # spilled.
-SMALL_DIM = 8
 GEMV_CONFIGS = [  # BLOCK_N = next_power_of_2(small dim) comes from the launcher
     (dict(BLOCK_M=16, BLOCK_K=128, GROUP_M=1), 4, 2),
     (dict(BLOCK_M=8, BLOCK_K=256, GROUP_M=1), 4, 2),
