@@ -62,7 +62,7 @@ LOSSES_RUNTIME = source(losses)
 NORMS_RUNTIME = source(norms)
 """Layouts, plans and the two-level statistics of normalizations (runtime/norms.py)."""
 GEMM_RUNTIME = source(gemm)
-"""The GEMM launchers' one runtime call and planner, batch collapse, epilogue geometry, grids (runtime/gemm.py)."""
+"""The GEMM launchers' runtime call and planner, batch collapse, epilogue geometry (runtime/gemm.py)."""
 GEMM_PREP = source(gemm_prep)
 """Operand preparation (hi / lo parts) for tensor-core GEMMs and its thresholds (runtime/gemm_prep.py)."""
 CP_RUNTIME = source(conv_pool)
