@@ -29,10 +29,13 @@ def main(argv: list[str] | None = None) -> int:
     if spare:
         device = "cuda" if spare[1] == "cuda" else "cpu"
         link = _start(device, progress, None)
-        from .warm_imports import WarmImports, modules_for
         from .worker import judge  # torch and the judge, imported before the request exists
-        WarmImports(modules_for(device, timing=True, baselines=True))  # what any request may need
         if device == "cuda":
+            # What any request may need. Not on the CPU: a spare serves a thread's later
+            # evaluations, which are handed the FLOP count and time no torch.compile there, so
+            # they import no dynamo, and the import would only take a core from the run.
+            from .warm_imports import WarmImports, modules_for
+            WarmImports(modules_for(device, timing=True, baselines=True))
             _cuda_context()
         if sys.stdin.readline() != "go\n":
             link.close()
