@@ -3,6 +3,7 @@ and the best solution written to disk as soon as it appears (nothing lost on Ctr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sqlite3
@@ -131,8 +132,11 @@ def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Pa
             say(f"thread {thread_id}: optimizing {problem.name} on {settings.device} "
                 f"({settings.size} sizes, author {settings.author}, {settings.rounds} rounds)")
         try:
-            # Each evaluation leaves a judge starting up for the next one (eval/child.py).
-            with spare_judges():
+            # On a GPU each evaluation leaves a judge starting up for the next one (eval/child.py).
+            # Not on the CPU: there the spare's start-up takes a core from the author and the
+            # evaluation it would speed up (a 2-core machine has nothing idle to lend it).
+            spares = spare_judges() if settings.device == "cuda" else contextlib.nullcontext()
+            with spares:
                 _stream(graph, payload, config, thread_id, out_dir, say)
         except KeyboardInterrupt:
             stored = graph.get_state(config).values
