@@ -20,7 +20,8 @@ VERDICT_KEYS = ["correct", "stage", "reason", "failed_checks", "usage_error", "r
                 "precision_policy", "precision_flags", "baselines_reused"]
 ATTEMPT_KEYS = ["round", "node", "skill_id", "params", "source_hash", "outcome", "stage", "failed_checks",
                 "runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "error",
-                "profile_signature", "tokens", "note", "repeat_of"]
+                "profile_signature", "tokens", "note", "repeat_of",
+                "eval_s"]  # added last, default None: older checkpoints load unchanged
 
 
 def test_the_records_keep_their_keys_and_required_fields() -> None:
