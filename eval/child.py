@@ -29,13 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ceilings, sandbox
+from .judge_main import GO, SPARE_FLAG
 from .signing import verify
 
 RESULT_CAP = 16 << 20  # bytes of a result file read back; a real one is a few kB
 JUDGE = "kernelskill.eval.judge_main"
-SPARE_FLAG = "--spare"
-"""judge_main's flag: start up, then wait for the request (GO on stdin) before reading it."""
-GO = b"go\n"
 
 
 @dataclass
@@ -63,10 +61,8 @@ class _Started:
     """A child running in its scratch folder `tmp`, its key already sent; `finish` hands it the
     request (when it did not have it at start) and collects its verdict."""
 
-    module: str
     device: str
     timeout_s: float
-    reference_only: bool
     tmp: tempfile.TemporaryDirectory
     run: sandbox.SandboxRun
     key: bytes
@@ -83,11 +79,14 @@ class _Started:
         try:
             if self.spare:
                 (d / "request.json").write_text(json.dumps(request))
-            proc.communicate(GO if self.spare else None, timeout=timeout_s)
+            proc.communicate(GO.encode() if self.spare else None, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
         except (BrokenPipeError, ValueError):  # a spare that died while waiting: its log says why
-            proc.wait()
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
         finally:
             sandbox.kill_all(self.run)  # nothing the candidate started may outlive the evaluation
         try:
@@ -132,7 +131,7 @@ def _start(module: str, device: str, timeout_s: float, reference_only: bool,
             run.proc.stdin.flush()
         except BrokenPipeError:
             pass  # it died at once: finish() reports how
-        return _Started(module, device, timeout_s, reference_only, tmp, run, key, request is None, table)
+        return _Started(device, timeout_s, tmp, run, key, request is None, table)
     except BaseException:
         tmp.cleanup()
         raise

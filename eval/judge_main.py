@@ -19,10 +19,14 @@ from pathlib import Path
 from .judge_link import CPU_OMP_WAIT_POLICY, CandidateLink, deadline
 from .sandbox_env import child_exit
 
+SPARE_FLAG = "--spare"
+"""Start up, then wait for the request (GO on stdin) before reading it (eval/child.py)."""
+GO = "go\n"
+
 
 def main(argv: list[str] | None = None) -> int:
     args = list(argv or sys.argv[1:])
-    spare = args[3:5] if args[3:4] == ["--spare"] else None
+    spare = args[3:5] if args[3:4] == [SPARE_FLAG] else None
     # The signing key arrives on stdin before any problem code runs; no candidate code runs here.
     key = bytes.fromhex(sys.stdin.readline().strip())
     req_path, res_path, progress = (Path(a) for a in args[:3])
@@ -37,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             from .warm_imports import WarmImports, modules_for
             WarmImports(modules_for(device, timing=True, baselines=True))
             _cuda_context()
-        if sys.stdin.readline() != "go\n":
+        if sys.stdin.readline() != GO:
             link.close()
             return 1  # the parent gave up on this spare
     req = json.loads(req_path.read_text())
