@@ -62,6 +62,20 @@ def _new_plan(plans, key, planner):
     return plan
 
 
+
+def _plan_of(plans, ops, planner, *args):
+    """(plan, operands as laid out) for the operands' signature: planned once on meta tensors by
+    planner(ops, device, *args) and cached (_new_plan); where the layout copies operands, the
+    cache holds the empty marker and each call plans on its own operands. The lookup of the
+    reduction, softmax, norm and scan launchers."""
+    key = tuple([m for t in ops for m in (t.shape, t.stride(), t.dtype, t.device)])  # a list: faster
+    plan = plans.get(key)
+    if plan is None:
+        plan = _new_plan(plans, key, lambda o, d: planner(o, d, *args))
+    if not plan:  # the layout materialises operands: planned per call on the real ones
+        return planner(ops, key[3], *args)
+    return plan, ops
+
 def _launch(kern, grid, pick, args, kw):
     """Launch `kern` (autotuned or not) for one cached launch plan. The first call goes through
     Triton's autotuner, which tunes or reads its cache; its pick is kept in the plan's `pick` list

@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import _bshape, _cdiv, _chain_args, _i64, _launch, _merge_run, _new_plan, _npow2
+from .common import _bshape, _cdiv, _chain_args, _i64, _launch, _merge_run, _npow2, _plan_of
 
 _NRM_ROW_MAX = 16384
 """Longest row held in registers (16 warps x 32 fp32 per thread); longer rows go two-level, which
@@ -170,14 +170,10 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     `kernels`: the main kernels the planner's paths use (path 0 the first, path 2 the second),
     then the two-level statistics and apply kernels; a pruned one is None, and _launch raises
     on it. `planner` and `norm` (its parameters) plan a new signature (see _nrm_planner)."""
-    key = tuple([m for t in ops for m in (t.shape, t.stride(), t.dtype, t.device)])  # a list: faster
-    plan = plans.get(key)
-    if plan is None:
-        plan = _new_plan(plans, key, lambda o, dev: _nrm_planner(o, dtype, roles, chains, planner, norm))
-    if not plan:  # the layout materialises operands: planned per call on the real ones
-        plan, ops = _nrm_planner(ops, dtype, roles, chains, planner, norm)
+    dev = ops[0].device
+    plan, ops = _plan_of(plans, ops, _nrm_planner, dtype, roles, chains, planner, norm)
     shape, path, args, kw, grid, pick, pt, et, sp = plan
-    y = torch.empty(shape, device=key[3], dtype=dtype)
+    y = torch.empty(shape, device=dev, dtype=dtype)
     if path < 0:
         return y
     # Indexing by role, not _nrm_split's dict: this runs on every call.
@@ -208,7 +204,7 @@ def _nrm_split(ops, roles, chains):
     return ops[:n], dict(zip(roles, ops[n:m], strict=True)), ops[m:]
 
 
-def _nrm_planner(ops, dtype, roles, chains, planner, norm):
+def _nrm_planner(ops, dev, dtype, roles, chains, planner, norm):
     """(plan, laid-out ops) of a norm launcher (see _nrm_run) for `ops`: meta tensors, or the
     real operands where the layout copies them. Shared by every norm: the output shape, the fused
     chains' collapsed geometry, int64 offsets and the weight layout; `planner(x, shape, i64,

@@ -20,7 +20,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .common import _bshape, _cdiv, _chain_args, _i64, _launch, _merge_dims, _new_plan, _npow2, _sms
+from .common import _bshape, _cdiv, _chain_args, _i64, _launch, _merge_dims, _npow2, _plan_of, _sms
 
 
 def _red_groups(shape, groups, strides):
@@ -131,19 +131,6 @@ def _red_split(K, BK, progs, dev, p):
     return _cdiv(K, ch), ch
 
 
-def _red_lookup(plans, ops, planner, args):
-    """(plan, operands as laid out) for the operands' signature: planned once on meta tensors by
-    planner(ops, device, *args) and cached (_new_plan); where the layout copies operands, the
-    cache holds the empty marker and each call plans on its own operands."""
-    key = tuple(m for t in ops for m in (t.shape, t.stride(), t.dtype, t.device))
-    plan = plans.get(key)
-    if plan is None:
-        plan = _new_plan(plans, key, lambda o, d: planner(o, d, *args))
-    if not plan:
-        return planner(ops, key[3], *args)
-    return plan, ops
-
-
 def _red_plan(ops, dev, dims, keepdim, scalar, div, splittable, p):
     """Launch plan of a reduction over `dims` (families/reductions/codegen.py): (output shape, M
     output elements, size and stride arguments, constexprs, column tiles?, programs, programs
@@ -179,7 +166,7 @@ def _red_run(plans, kernels, ops, eops, dtypes, dims, keepdim, states, p, splitt
     the results as torch.return_types (values, indices)."""
     if unsqueeze is not None:
         ops = [t.unsqueeze(unsqueeze[1]) if j == unsqueeze[0] else t for j, t in enumerate(ops)]
-    plan, ops = _red_lookup(plans, ops, _red_plan, (dims, keepdim, scalar, div, splittable, p))
+    plan, ops = _plan_of(plans, ops, _red_plan, dims, keepdim, scalar, div, splittable, p)
     out_shape, M, sargs, kw, col, progs, split, i64, pick = plan
     dev = ops[0].device
     outs = [torch.empty(out_shape, device=dev, dtype=dt) for dt in dtypes]
@@ -250,7 +237,7 @@ def _red_sm_run(plans, kernels, ops, eops, dtype, dim, p, chain=False):
     split statistics (kernels[2] row tiles, kernels[3] column tiles) into two (split, M)
     workspaces, and the softmax kernel (kernels[0] row tiles, kernels[1] column tiles); `chain`:
     an epilogue reads the operands `eops`."""
-    plan, ops = _red_lookup(plans, ops, _red_sm_plan, (dim, p))
+    plan, ops = _plan_of(plans, ops, _red_sm_plan, dim, p)
     shape, M, mode, col, progs, split, sargs, margs, skw, mkw, spick, pick = plan
     out0 = torch.empty(shape, device=ops[0].device, dtype=dtype)
     if M == 0:

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from .common import _cdiv, _i64, _launch, _merge_run, _new_plan, _npow2, _sms
+from .common import _cdiv, _i64, _launch, _merge_run, _npow2, _plan_of, _sms
 
 
 def _scan_geometry(t, dim):
@@ -93,17 +93,13 @@ def _scan_run(plans, planner, kernels, ops, dtype, has_x, chain_ops):
     kernel arguments are x (the first operand, or y when a prologue computes the input: not
     has_x), y, the workspace, the plan's sizes and strides, then per fused chain its operands
     (chain_ops of them, in `ops` order) and its collapsed sizes and strides."""
-    key = tuple(m for t in ops for m in (t.shape, t.stride(), t.dtype, t.device))
-    plan = plans.get(key)
-    if plan is None:
-        plan = _new_plan(plans, key, planner)
-    if not plan:  # the layout materialises operands: planned per call on the real ones
-        plan, ops = planner(ops, key[3])
+    dev = ops[0].device
+    plan, ops = _plan_of(plans, ops, planner)
     shape, ystride, rows, pn, grid, sargs, steps, cs = plan
-    y = torch.empty_strided(shape, ystride, device=key[3], dtype=dtype)
+    y = torch.empty_strided(shape, ystride, device=dev, dtype=dtype)
     if not steps:
         return y
-    part = torch.empty(pn, device=key[3], dtype=torch.float32)
+    part = torch.empty(pn, device=dev, dtype=torch.float32)
     args, at = [ops[0] if has_x else y, y, part, *sargs], int(has_x)
     for n, sizes in zip(chain_ops, cs, strict=True):
         args += [*ops[at:at + n], *sizes]
