@@ -123,8 +123,28 @@ def main() -> int:
     first = inbox.get()
     if first is None:
         return 0
-    run_task = make_runner(json.loads(first))
+    setup = json.loads(first)
+    run_task = make_runner(setup)
     send({"ready": True})
+    with keep_spare_judges(setup):
+        return _serve(inbox, busy, run_task, send)
+
+
+def keep_spare_judges(setup: dict[str, Any]) -> contextlib.AbstractContextManager[None]:
+    """On a GPU, one spare judge kept across the worker's problems: each graph run keeps one
+    between its own evaluations, and this one is what a problem's first evaluation (the one that
+    times the baselines) takes, started while the previous problem finished (5-7 s of judge
+    start-up and imports per problem on an H200, session 30). Not for a server, which judges
+    elsewhere, nor on the CPU (graph/runner.py says why)."""
+    from ..eval.child import spare_judges
+
+    if setup.get("server") or setup["settings"].get("device") != "cuda":
+        return contextlib.nullcontext()
+    return spare_judges()
+
+
+def _serve(inbox: queue.Queue[str | None], busy: threading.Event, run_task: Runner,
+           send: Callable[[dict[str, Any]], None]) -> int:
     while (line := inbox.get()) is not None:
         task = json.loads(line)
         say, close = _logger(Path(task["out"]))

@@ -1,6 +1,9 @@
 """On the H200: the built-in author's first candidate for each problem, generated at full size on
 cuda, through the evaluator (judge + sandboxed candidate) with baselines; one row per problem
-with the evaluation's wall time. Usage: evalset.py PRECISION OUT.jsonl PROBLEM..."""
+with the evaluation's wall time. Usage: evalset.py PRECISION OUT.jsonl PROBLEM...
+KS_SPARES=1: evaluations take a spare judge started while the previous one ran, as a graph run
+on a GPU does (eval/child.spare_judges)."""
+import contextlib
 import json
 import sys
 import time
@@ -9,6 +12,7 @@ from pathlib import Path
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.eval.api import evaluate
+from kernelskill.eval.child import spare_judges
 from kernelskill.eval.types import EvalOptions
 from kernelskill.state.records import Problem
 
@@ -19,6 +23,8 @@ DEV = os.environ.get("KS_DEVICE", "cuda")
 SIZE = "full" if DEV == "cuda" else "small"
 author = BuiltinAuthor()
 rows = []
+spares = spare_judges() if os.environ.get("KS_SPARES") else contextlib.nullcontext()
+spares.__enter__()
 for p in [Path(x) for x in paths for _ in range(REPEAT)]:
     key = f"{p.parent.name}/{p.stem}"
     t0 = time.time()
@@ -43,6 +49,7 @@ for p in [Path(x) for x in paths for _ in range(REPEAT)]:
         f.write(json.dumps(row) + "\n")
     print(json.dumps(row), flush=True)
 
+spares.__exit__(None, None, None)
 print(f"\n{'problem':44} {'ok':>3} {'ours':>8} {'eager':>8} {'compile':>8} {'x eager':>7} {'x comp':>7} {'eval s':>6}")
 for r in rows:
     ok = r.get("correct")
