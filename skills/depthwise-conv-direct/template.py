@@ -15,11 +15,11 @@ from __future__ import annotations
 from kernelskill.authors.builtin.templates.api import (
     CHEAP_OPS,
     COLLAPSE,
-    CONV_GEOMETRY,
-    CONV_OUT,
+    CP_PLANS,
     CP_RUNTIME,
+    POOL_WINDOW,
     WINDOW_CONSTS,
-    WINDOW_KWARGS,
+    DirectConvLaunch,
     EmitContext,
     Emitted,
     PlaneChain,
@@ -30,8 +30,6 @@ from kernelskill.authors.builtin.templates.api import (
     indent,
     is_float,
     module_expr,
-    plane_io_lines,
-    shape_expr,
     single_output,
     tup,
     window_tile_lines,
@@ -72,6 +70,8 @@ class DepthwiseConvDirect(Template):
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
         ctx.share("collapse", COLLAPSE)
         ctx.share("conv_pool", CP_RUNTIME)
+        ctx.share("cp_plans", CP_PLANS)
+        ctx.share("pool", POOL_WINDOW)
         op = region.anchor
         dims = op.attrs["dims"]
         out = single_output(region)
@@ -123,33 +123,11 @@ class DepthwiseConvDirect(Template):
 
         src_vals = pro.ext if pro else [op.inputs[0]]
         epi_vals = epi.ext if epi else []
-        src_names = [f"a{i}" for i in range(len(src_vals))]
-        epi_names = [f"b{i}" for i in range(len(epi_vals))]
-        shape = shape_expr(src_names)
-        params = src_names + ["w", "b", "stride", "padding", "dilation", "groups"] + epi_names
-        launcher = [f"def {lname}({', '.join(params)}):",
-                    f"    dims = {dims}",
-                    f"    shape = {shape}",
-                    "    n_, c_in, (D, H, W) = _cp_planes(shape, dims)",
-                    "    c_out, cig = w.shape[0], w.shape[1]",
-                    *CONV_GEOMETRY,
-                    CONV_OUT,
-                    "    lead = len(shape) - dims",
-                    "    out = torch.empty((*shape[:lead - 1], c_out, *(OD, OH, OW)[3 - dims:]), "
-                    f"device=a0.device, dtype={out.meta.dtype})",
-                    "    if out.numel() == 0:",
-                    "        return out",
-                    "    wc = w.contiguous()"]
-        io, src_args = plane_io_lines(pro, epi, src_names, epi_names)
-        launcher += io
-        launcher += ["    R = OD * OH",
-                     "    grid = lambda meta: (n_ * c_out * _cdiv(R, meta['BLOCK_R']) * "
-                     "_cdiv(OW, meta['BLOCK_W']),)",
-                     f"    {kname}[grid](out, {src_args}, wc, wc if b is None else b, "
-                     f"{'*e_args, ' if epi else ''}"
-                     f"c_out, c_out // groups, D, H, W, OD, OH, OW, R, {WINDOW_KWARGS}, "
-                     "CIG=cig, HAS_BIAS=b is not None, I64=i64)",
-                     "    return out"]
+        # The plan (output shape, strides, sizes, constexprs, grid) depends on the layer's
+        # attributes and the operands' metadata only: runtime _dw_run computes it once per key.
+        launch = DirectConvLaunch(name=lname, plans=f"{lname}_plans", kernel=kname, n_src=len(src_vals),
+                                  n_epi=len(epi_vals), dtype=str(out.meta.dtype), dims=dims,
+                                  pro=pro is not None)
         mod = module_expr(op)
         a = op.attrs
         if mod is not None:
@@ -160,7 +138,7 @@ class DepthwiseConvDirect(Template):
             names = ("stride", "padding", "dilation", "groups")
             attrs = [op.inputs[1].name, bias, *(repr(a[k]) for k in names)]
         args = [v.name for v in src_vals] + attrs + [v.name for v in epi_vals]
-        return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+        return Emitted(kernels=[kernel], helpers=[launch.render()],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])
 
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from kernelskill.authors.builtin.templates.api import (
     COLLAPSE,
+    CONV_TAIL,
     CP_RUNTIME,
     PIXEL_COORDS,
+    ConvLaunch,
     EmitContext,
     Emitted,
     PlaneChain,
@@ -49,6 +51,7 @@ class ConvVendorEpilogue(Template):
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
         ctx.share("collapse", COLLAPSE)
         ctx.share("conv_pool", CP_RUNTIME)
+        ctx.share("conv_tail", CONV_TAIL)
         op = region.anchor
         dims, transposed = op.attrs["dims"], op.kind == "conv_transpose"
         out = single_output(region)
@@ -86,33 +89,15 @@ class ConvVendorEpilogue(Template):
                   + "\n".join(indent(body, 4)))
 
         epi_vals = epi.ext if epi else []
-        epi_names = [f"b{i}" for i in range(len(epi_vals))]
-        params = "x, w, b, stride, padding, dilation, groups" + (", output_padding" if transposed else "")
-        call = (f"F.conv_transpose{dims}d(x, w, None, stride, padding, output_padding, groups, dilation)"
-                if transposed else f"F.conv{dims}d(x, w, None, stride, padding, dilation, groups)")
-        launcher = [f"def {lname}({', '.join([params] + epi_names)}):",
-                    f"    y = {call}.contiguous()",
-                    *(["    if b is None:", "        return y"] if not epi else []),
-                    f"    dims = {dims}",
-                    "    n_, c_, (D, H, W) = _cp_planes(y.shape, dims)",
-                    "    P, L = n_ * c_, D * H * W",
-                    # A fresh output, not in place: the autotuner re-runs the kernel while tuning.
-                    f"    out = torch.empty_like(y, dtype={out.meta.dtype})",
-                    "    if y.numel() == 0:",
-                    "        return out"]
-        split = "False"
-        if epi:
-            launcher += indent(epi.launch_lines(epi_names, "y.shape", "dims"), 4)
-            split = "e_split"
-        launcher += [f"    i64 = _i64({', '.join(['y', *epi_names])})",
-                     "    grid = lambda meta: (_cdiv(P, meta['BLOCK_P']) * "
-                     "_cdiv(L, meta['BLOCK_L']),)",
-                     f"    {kname}[grid](out, y, y if b is None else b, {'*e_args, ' if epi else ''}"
-                     "P, c_, L, H, W, "
-                     f"HAS_BIAS=b is not None, SPLIT={split}, I64=i64)",
-                     "    return out"]
+        # The vendor call runs per call; the tail's plan (stride arguments, sizes, constexprs,
+        # grid) depends on the conv output's and the operands' metadata only: runtime
+        # _cv_tail_run computes it once per key.
+        launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_tail_run", kernel=kname,
+                            how=f"F.conv_transpose{dims}d" if transposed else f"F.conv{dims}d",
+                            transposed=transposed, n_epi=len(epi_vals), dtype=str(out.meta.dtype),
+                            consts=(dims,))
         args = conv_attr_args(region) + [v.name for v in epi_vals]
-        return Emitted(kernels=[kernel], helpers=["\n".join(launcher)],
+        return Emitted(kernels=[kernel], helpers=[launch.render()],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])
 
 

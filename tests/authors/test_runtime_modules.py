@@ -17,6 +17,7 @@ from kernelskill.authors.builtin.runtime import (
     conv_layout,
     conv_parts,
     conv_pool,
+    conv_tail,
     gemm,
     gemm_prep,
     graph_forward,
@@ -30,7 +31,7 @@ from kernelskill.authors.builtin.runtime import (
     reductions,
     scan,
 )
-from kernelskill.authors.builtin.templates.api import WINDOW_KWARGS
+from kernelskill.authors.builtin.templates.api import WINDOW_CONSTS
 from kernelskill.eval.problem import exec_module
 
 CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: runtime.REDUCTIONS_RUNTIME,
@@ -39,7 +40,7 @@ CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: r
              pool_window: runtime.POOL_WINDOW, pool_global: runtime.POOL_GLOBAL,
              graph_replay: runtime.GRAPH_REPLAY, graph_forward: runtime.GRAPH_FORWARD,
              guards: runtime.GUARDS, conv_gemm: runtime.CONV_GEMM, conv_parts: runtime.CONV_PARTS,
-             conv_layout: runtime.CONV_LAYOUT}
+             conv_layout: runtime.CONV_LAYOUT, conv_tail: runtime.CONV_TAIL}
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 ALLOWED = {"torch", "triton", "triton.language", "math"}
 HEADER = "import math\nimport torch\nimport triton\nimport triton.language as tl\n"
@@ -202,14 +203,12 @@ def test_no_skill_template_ships_code_in_a_string(tmp_path: Path) -> None:
     assert _code_in_strings(probe) == [f"{tmp_path.name}/template.py:2"]
 
 
-def test_the_window_plan_spells_out_window_kwargs() -> None:
-    """runtime/pool_window.py writes the constexpr keywords depthwise-conv-direct's launcher gets
-    from WINDOW_KWARGS: the same names bound to the same expressions."""
-    call = next(n for n in ast.walk(ast.parse(Path(pool_window.__file__).read_text()))
-                if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "dict")
-    want = ast.parse(f"dict({WINDOW_KWARGS})").body[0].value
-    got = [(k.arg, ast.unparse(k.value)) for k in call.keywords]
-    assert got[: len(want.keywords)] == [(k.arg, ast.unparse(k.value)) for k in want.keywords]
+def test_the_window_plans_bind_the_window_kernels_constexprs() -> None:
+    """runtime/pool_window.py's _window_kw gives the window kernels (pooling, depthwise-conv-direct)
+    exactly the constexprs their signatures declare (WINDOW_CONSTS), each from its own axis."""
+    kw = pool_window._window_kw((1, 2, 3), (4, 5, 6), (7, 8, 9), (10, 11, 12))
+    assert list(kw) == WINDOW_CONSTS
+    assert list(kw.values()) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
 
 
 def test_merge_rule_callers_agree_with_it() -> None:

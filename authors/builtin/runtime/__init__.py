@@ -19,6 +19,7 @@ from . import (
     conv_layout,
     conv_parts,
     conv_pool,
+    conv_tail,
     gemm,
     gemm_prep,
     graph_forward,
@@ -86,3 +87,5 @@ CONV_PARTS = source(conv_parts)
 """The implicit-GEMM convolutions' prepared operand parts (runtime/conv_parts.py); it calls GEMM_PREP's."""
 CONV_LAYOUT = source(conv_layout)
 """The vendor-convolution launchers' run and plan (runtime/conv_layout.py); it calls CP_RUNTIME's."""
+CONV_TAIL = source(conv_tail)
+"""The NCHW vendor-convolution launcher's run and plan (runtime/conv_tail.py); it calls CP_RUNTIME's."""

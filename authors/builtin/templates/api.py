@@ -10,11 +10,8 @@ and codegen helpers, and the shared runtime sources a template emits. It sits ab
 
 from ..families.conv_pool.common import (
     CHEAP_OPS,
-    CONV_GEOMETRY,
-    CONV_OUT,
     PIXEL_COORDS,
     WINDOW_CONSTS,
-    WINDOW_KWARGS,
     PlaneChain,
     chain_ok,
     conv_attr_args,
@@ -24,15 +21,14 @@ from ..families.conv_pool.common import (
     is_float,
     module_expr,
     one_channel_groups,
-    plane_io_lines,
-    shape_expr,
     single_output,
     tup,
     window_tile_lines,
 )
+from ..families.conv_pool.conv_launch import ConvLaunch
 from ..families.conv_pool.gemm import POINTWISE_CONFIGS, ConvGemmTemplate
 from ..families.conv_pool.layout import CONFIGS, channels_last_rule, emit_layout_conv, nhwc_readers
-from ..families.conv_pool.plane_launch import PlaneLaunch
+from ..families.conv_pool.plane_launch import DirectConvLaunch, PlaneLaunch
 from ..families.gemm.kernels import KernelOpts
 from ..families.gemm.match import DEFAULT_CONFIGS, PREP16_CONFIGS, PREP_CONFIGS, gemm_ok, tile_config
 from ..families.gemm.rewrites import (
@@ -61,6 +57,7 @@ from ..families.scan.match import scan_dim, scan_region_ok
 from ..frontend.ir import Op, Program, Region, Value
 from ..runtime import (
     COLLAPSE,
+    CONV_TAIL,
     CP_PLANS,
     CP_RUNTIME,
     GRAPH_FORWARD,
@@ -76,11 +73,12 @@ __all__ = [
     "COLLAPSE",
     "COMBINES",
     "CONFIGS",
-    "CONV_GEOMETRY",
-    "CONV_OUT",
+    "CONV_TAIL",
     "CP_PLANS",
     "CP_RUNTIME",
     "ConvGemmTemplate",
+    "ConvLaunch",
+    "DirectConvLaunch",
     "DEFAULT_CONFIGS",
     "ELEMENTWISE_LOSSES",
     "EmitContext",
@@ -109,7 +107,6 @@ __all__ = [
     "Value",
     "VariantTemplate",
     "WINDOW_CONSTS",
-    "WINDOW_KWARGS",
     "autotune",
     "chain_ok",
     "chains_supported",
@@ -127,7 +124,6 @@ __all__ = [
     "nhwc_readers",
     "one_channel_groups",
     "parse_norm",
-    "plane_io_lines",
     "rewrite_diagonal",
     "rewrite_manual_norms",
     "rewrite_reassociation",
@@ -135,7 +131,6 @@ __all__ = [
     "rewrite_triangular",
     "scan_dim",
     "scan_region_ok",
-    "shape_expr",
     "single_output",
     "tile_config",
     "trailing",

@@ -137,21 +137,6 @@ PIXEL_COORDS = ["if SPLIT:", "    d = jj // (H * W)", "    h = (jj // W) % H", "
                 "else:", "    d = jj", "    h = jj", "    w = jj"]
 
 
-def plane_io_lines(pro: Any, epi: Any, src_names: list[str], epi_names: list[str],
-                   strides: str = "sx[:5]") -> tuple[list[str], str]:
-    """Launcher lines that feed a plane kernel (pooling, direct conv, global pool): the fused
-    prologue's operands, or the raw input and its strides; the epilogue's operands; the 64-bit
-    switch. Returns (lines, the kernel's source arguments)."""
-    if pro:
-        lines, src_args = indent(pro.launch_lines(src_names, "shape", "dims"), 4), "*p_args"
-    else:
-        lines, src_args = ["    sx = _cp_strides(a0, shape, dims)"], f"a0, *{strides}"
-    if epi:
-        lines += indent(epi.launch_lines(epi_names, "out.shape", "dims"), 4)
-    lines.append(f"    i64 = _i64({', '.join(['out', *src_names, *epi_names])})")
-    return lines, src_args
-
-
 def window_tile_lines(channels: str) -> list[str]:
     """Kernel prologue of the window kernels (pooling, direct convolution): program ->
     (plane = (n, c) with `channels` per batch item, tile of BLOCK_R output rows (od, oh
@@ -179,9 +164,6 @@ def window_tile_lines(channels: str) -> list[str]:
 
 
 WINDOW_CONSTS = ["KD", "KH", "KW", "SD", "SH", "SW", "PD", "PH", "PW", "DD", "DH", "DW"]
-WINDOW_KWARGS = ("KD=K3[0], KH=K3[1], KW=K3[2], SD=S3[0], SH=S3[1], SW=S3[2], PD=P3[0], PH=P3[1], "
-                 "PW=P3[2], DD=L3[0], DH=L3[1], DW=L3[2]")
-
 
 def conv_attr_args(region: Region) -> list[str]:
     """Forward-side expressions for (x, weight, bias, stride, padding, dilation, groups[,
@@ -223,24 +205,6 @@ def conv_ok(region: Region, fp32_only: bool = False) -> bool:
     if fp32_only and {str(x.meta.dtype), str(op.inputs[1].meta.dtype)} != {"torch.float32"}:
         return False
     return chain_ok(region.epilogue)
-
-
-def shape_expr(names: list[str]) -> str:
-    """Launcher expression for the domain shape: the input's, or the broadcast of a prologue's
-    operands (a pointwise chain's output has the broadcast shape of its inputs)."""
-    if len(names) == 1:
-        return f"{names[0]}.shape"
-    return "_bshape(" + ", ".join(f"{a}.shape" for a in names) + ")"
-
-
-# Launcher lines: the window geometry of a conv layer (weight w, attributes stride / padding /
-# dilation) as 3-tuples K3, S3, P3, L3 over (d, h, w), and the forward conv's output size.
-CONV_GEOMETRY = ["    K3 = _cp_pad3(tuple(w.shape[2:]), dims, 1)",
-                 "    S3 = _cp_pad3(_cp_tup(stride, dims), dims, 1)",
-                 "    P3 = _cp_pad3(_cp_tup(padding, dims), dims, 0)",
-                 "    L3 = _cp_pad3(_cp_tup(dilation, dims), dims, 1)"]
-CONV_OUT = ("    OD, OH, OW = ((i + 2 * P3[a] - L3[a] * (K3[a] - 1) - 1) // S3[a] + 1 "
-            "for a, i in enumerate((D, H, W)))")
 
 
 def conv_region(region: Region, ctx: Any) -> tuple[Op, int, bool, Value, PlaneChain | None]:

@@ -21,10 +21,10 @@ class ConvLaunch:
     shifts the numbering of the file's kernels)."""
     plans: str
     run: str
-    """The runtime function: _cv_gemm_run or _cv_layout_run."""
+    """The runtime function: _cv_gemm_run, _cv_layout_run or _cv_tail_run."""
     kernel: str
     how: str
-    """_cv_gemm_run's operand-parts planner, or _cv_layout_run's F.conv*d function."""
+    """_cv_gemm_run's operand-parts planner, or the F.conv*d function of _cv_layout_run / _cv_tail_run."""
     transposed: bool
     n_epi: int
     dtype: str
