@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 # Subcommand -> (module under kernelskill.cli, one-line help). Each module defines
 # `add_arguments(parser)` and `EXAMPLES` (or `parse_args(argv)`), and `run(args) -> int`.
@@ -91,10 +93,19 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, object]:
     return p.parse_args(argv[1:]), mod
 
 
+def interruptible() -> None:
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt: the one way a run stops with nothing lost (children
+    killed, the resume command printed), also in a process started with SIGINT ignored, as
+    `cmd &` in a script starts it (Python then installs no handler). Main thread only."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args, mod = parse(argv)
     name = argv[0]
+    interruptible()
     try:
         return int(mod.run(args))  # type: ignore[attr-defined]
     except UsageError as e:

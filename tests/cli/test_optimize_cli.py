@@ -35,9 +35,11 @@ def _cli(argv: list[str], tmp: Path, timeout: float = 400, drop_env: tuple[str, 
 def test_ctrl_c_prints_a_complete_resume_command_that_keeps_every_option(tmp_path: Path) -> None:
     argv = ["optimize", str(PROBLEM), "--device", "cpu", "--rounds", "1", "--precision", "strict",
             "--out", "chosen", "--thread", "t-cli"]
+    # Started with SIGINT ignored, as `cmd &` in a script starts it: Ctrl-C must still stop it.
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from kernelskill.cli.main import main; "
                              "sys.exit(main())", *argv], cwd=tmp_path, env=_env(tmp_path), text=True,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     deadline = time.time() + 300
     while time.time() < deadline:  # Ctrl-C while the first candidate is being judged
         line = proc.stderr.readline()
