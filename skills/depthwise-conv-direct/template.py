@@ -27,6 +27,7 @@ from kernelskill.authors.builtin.templates.api import (
     Template,
     autotune,
     chain_ok,
+    hashable_attr,
     indent,
     is_float,
     module_expr,
@@ -130,13 +131,13 @@ class DepthwiseConvDirect(Template):
                                   pro=pro is not None)
         mod = module_expr(op)
         a = op.attrs
+        names = ("stride", "padding", "dilation", "groups")
+        # The attributes key the launcher's plan cache: a list-valued one is passed as a tuple.
         if mod is not None:
-            attrs = [f"{mod}.weight", f"{mod}.bias", f"{mod}.stride", f"{mod}.padding", f"{mod}.dilation",
-                     f"{mod}.groups"]
+            attrs = [f"{mod}.weight", f"{mod}.bias", *(hashable_attr(f"{mod}.{k}", a.get(k)) for k in names)]
         else:
             bias = op.inputs[2].name if len(op.inputs) > 2 else "None"
-            names = ("stride", "padding", "dilation", "groups")
-            attrs = [op.inputs[1].name, bias, *(repr(a[k]) for k in names)]
+            attrs = [op.inputs[1].name, bias, *(hashable_attr(repr(a[k]), a[k]) for k in names)]
         args = [v.name for v in src_vals] + attrs + [v.name for v in epi_vals]
         return Emitted(kernels=[kernel], helpers=[launch.render()],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])

@@ -22,7 +22,8 @@ def _window_kw(K3, S3, P3, L3):
 
 
 def _pool_out(size, k, s, p, d, ceil):
-    """PyTorch's pooling output size (pooling_output_shape), ceil_mode included."""
+    """PyTorch's pooling output size (pooling_output_shape), ceil_mode included; without ceil_mode
+    also a convolution's."""
     out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)) // s + 1
     if ceil and (out - 1) * s >= size + p:
         out -= 1
@@ -57,11 +58,11 @@ def _pool_plan(attrs, ops, n_src, dims, pro):
 
 def _dw_run(plans, kern, attrs, srcs, w, b, epis, dtype, dims, pro):
     """One call of a direct depthwise-convolution launcher: the cached plan of the layer's
-    (stride, padding, dilation, groups; list values as tuples) and the operands' metadata (the
+    (stride, padding, dilation, groups; hashable: hashable_attr) and the operands' metadata (the
     sources: the input or a prologue's operands; the weight; the epilogue's), then `kern`
     launched on (out, sources, their strides, the weight, the bias, epilogue operands, their
     strides, sizes)."""
-    attrs = (*[tuple(a) if isinstance(a, list) else a for a in attrs], b is None)
+    attrs = (*attrs, b is None)
     key = (*attrs, *[m for t in (*srcs, w, *epis) for m in (t.shape, t.stride(), t.dtype, t.device)])
     shape, launch, sargs, eargs, sizes, kw, grid, pick = _cp_plan(
         plans, key, len(attrs), _dw_plan, len(srcs), dims, pro)
@@ -87,7 +88,7 @@ def _dw_plan(attrs, ops, n_src, dims, pro):
     S3 = _cp_pad3(_cp_tup(stride, dims), dims, 1)
     P3 = _cp_pad3(_cp_tup(padding, dims), dims, 0)
     L3 = _cp_pad3(_cp_tup(dilation, dims), dims, 1)
-    OD, OH, OW = ((i + 2 * P3[a] - L3[a] * (K3[a] - 1) - 1) // S3[a] + 1 for a, i in enumerate((D, H, W)))
+    OD, OH, OW = (_pool_out(i, K3[a], S3[a], P3[a], L3[a], False) for a, i in enumerate((D, H, W)))
     lead = len(shape) - dims
     out = torch.empty((*shape[:lead - 1], c_out, *(OD, OH, OW)[3 - dims:]), device="meta")
     R = OD * OH
