@@ -7,14 +7,24 @@ long again blocked on the candidate process (its start, import, first compile), 
 released: importing there costs the evaluation little. The timing stage waits for the thread
 before its first timed run (timing_stage.py), so no import competes for the GIL with the timed
 runs, whose wall clock bounds the candidate's reported time. It still competes with the
-correctness stage's comparisons (measured on an H200: they take 1-3 s longer), which costs less
-than waiting for the imports there (3-6 s idle, session 28).
+correctness stage, whose every wait on the device or the candidate ends with taking the GIL
+back from this thread: after CPython's switch interval, 5 ms by default. A comparison that read
+each chunk's statistics back one by one spent 1-7 s of an evaluation there on an H200 (session
+31; eval/compare.py now reads a leaf once), so the interval is cut while the imports run.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
+
+# Rationale: short enough that the main thread's hundreds of waits per evaluation cost
+# milliseconds in all, long enough that the importing thread is not switched out every bytecode.
+SWITCH_INTERVAL_S = 2e-4
+_active = [0, 0.0]
+"""(importing threads alive, the interval to restore when the last one ends)"""
+_lock = threading.Lock()
 
 
 class WarmImports:
@@ -26,17 +36,34 @@ class WarmImports:
             self._thread.start()
 
     def _run(self) -> None:
+        _shorten_switches(True)
         try:
             for name in self.modules:
                 importlib.import_module(name)
         except BaseException as e:  # the caller's own import then raises where it matters
             self.error = e
+        finally:
+            _shorten_switches(False)
 
     def wait(self) -> None:
         """Block until the background imports are done (a failed one is retried by the caller's
         own import, which then raises in the stage that needs it)."""
         if self.modules:  # the thread was started
             self._thread.join()
+
+
+def _shorten_switches(start: bool) -> None:
+    """The first importing thread shortens the interval, the last one to end restores it."""
+    with _lock:
+        if start:
+            if _active[0] == 0:
+                _active[1] = sys.getswitchinterval()
+                sys.setswitchinterval(min(_active[1], SWITCH_INTERVAL_S))
+            _active[0] += 1
+        else:
+            _active[0] -= 1
+            if _active[0] == 0:
+                sys.setswitchinterval(_active[1])
 
 
 def modules_for(device: str, timing: bool, baselines: bool, counts_work: bool = True) -> tuple[str, ...]:

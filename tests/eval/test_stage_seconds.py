@@ -4,9 +4,11 @@ start and end outside its own clock (issue 22's cost bound is read off these, pe
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from pathlib import Path
 
+import pytest
 from kernelskill.eval.api import evaluate
 from kernelskill.eval.types import EvalOptions
 
@@ -77,6 +79,32 @@ def test_background_imports_finish_and_a_failed_one_is_only_recorded() -> None:
     assert "torch._inductor.compile_fx" in modules_for("cuda", timing=True, baselines=True)
     assert modules_for("cpu", timing=True, baselines=True) == ("torch._dynamo",)
     assert modules_for("cuda", timing=True, baselines=False, counts_work=False) == ()
+
+
+def test_the_switch_interval_is_short_while_any_import_runs_and_restored_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The judge's main thread takes the GIL back from the importing thread after every wait;
+    # at the default 5 ms that cost the correctness stage seconds on a GPU.
+    import importlib
+
+    from kernelskill.eval import warm_imports as W
+
+    gate, seen = threading.Event(), []
+
+    def slow_import(name: str) -> None:
+        seen.append(sys.getswitchinterval())
+        gate.wait(10)
+
+    monkeypatch.setattr(importlib, "import_module", slow_import)
+    before = sys.getswitchinterval()
+    first, second = W.WarmImports(("a",)), W.WarmImports(("b",))
+    while len(seen) < 2:
+        time.sleep(0.01)
+    assert sys.getswitchinterval() == pytest.approx(W.SWITCH_INTERVAL_S) and before > W.SWITCH_INTERVAL_S
+    gate.set()
+    first.wait()
+    second.wait()
+    assert seen == [pytest.approx(W.SWITCH_INTERVAL_S)] * 2 and sys.getswitchinterval() == before
 
 
 def test_a_work_count_handed_in_is_used_instead_of_counting() -> None:
