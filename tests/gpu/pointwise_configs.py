@@ -6,6 +6,12 @@ cache hints and a persistent grid-stride form, beside eager and torch.compile on
     python3 tests/gpu/pointwise_configs.py [ELEMENTS]      (default 2**29)
 
 Prints achieved bandwidth per variant (GB/s, read + write); asserts nothing. A diagnostic, not a test.
+
+Session 31 (H200, 2**29 elements): the best plain form matched eager within 1% for copy, silu
+and gelu, while the evaluator timed the built-in gelu candidate at 0.92x eager. So last, each
+forward is timed one call at a time as the evaluator does (eval/timing.Timer: L2 flushed, device
+idle, events around one call), in this process: eager, the raw kernel, and the built-in
+author's candidate (its launcher's host work on top): what one call's launch costs.
 """
 import sys
 
@@ -63,12 +69,40 @@ def main() -> None:
     nbytes = 2 * x.numel() * x.element_size()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"{n} fp32 elements, {nbytes / 1e9:.2f} GB moved per call, {sms} SMs")
+    protocol(x, out)
     for name, (op, eager) in OPS.items():
         rows = variants(x, out, op, eager, nbytes, sms)
         best = max(r for _, r in rows[2:])
         print(f"\n{name}: eager {rows[0][1]:.0f} GB/s, compile {rows[1][1]:.0f}, best ours {best:.0f}")
         for label, r in sorted(rows, key=lambda t: -t[1])[:12]:
             print(f"  {label:36} {r:7.0f} GB/s  {r / rows[0][1]:.3f}x eager")
+
+
+def protocol(x: torch.Tensor, out: torch.Tensor) -> None:
+    from kernelskill.authors.base import AuthorTask
+    from kernelskill.authors.builtin.author import BuiltinAuthor
+    from kernelskill.eval.timing import Timer
+    from kernelskill.state.records import Problem
+
+    src = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
+           "class Model(nn.Module):\n    def forward(self, x):\n        return F.gelu(x)\n\n"
+           f"def get_inputs():\n    return [torch.randn({x.numel()})]\n\n"
+           "def get_init_inputs():\n    return []\n")
+    cand = BuiltinAuthor().generate(AuthorTask(problem=Problem(name="gelu", path="gelu.py", source=src,
+                                                               size="full"), device="cuda"))
+    scope: dict = {}
+    exec(compile(cand.source, "candidate.py", "exec"), scope)  # noqa: S102 - our own author's output
+    model = scope["ModelNew"]().cuda()
+    grid = (triton.cdiv(x.numel(), 1024),)
+    timer = Timer("cuda")
+    sets = [[x]]
+    rows = {"eager F.gelu": timer.time(F.gelu, sets),
+            "raw kernel B1024 w4": timer.time(lambda t: _plain[grid](out, t, t.numel(), BLOCK=1024, OP=2,
+                                                                     EVICT=False, num_warps=4), sets),
+            "built-in candidate": timer.time(model, sets)}
+    print("one call at a time (the evaluator's protocol, this process):")
+    for label, st in rows.items():
+        print(f"  {label:24} event {st.median_ms:.4f} ms  wall {st.wall_ms:.4f} ms")
 
 
 def variants(x: torch.Tensor, out: torch.Tensor, op: int, eager, nbytes: int, sms: int) -> list:  # noqa: ANN001
