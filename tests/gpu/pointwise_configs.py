@@ -89,12 +89,12 @@ def protocol(x: torch.Tensor, out: torch.Tensor) -> None:
            f"def get_inputs():\n    return [torch.randn({x.numel()})]\n\n"
            "def get_init_inputs():\n    return []\n")
     cand = BuiltinAuthor().generate(AuthorTask(problem=Problem(name="gelu", path="gelu.py", source=src,
-                                                               size="full"), device="cuda"))
+                                                               size="full"), device=x.device.type))
     scope: dict = {}
     exec(compile(cand.source, "candidate.py", "exec"), scope)  # noqa: S102 - our own author's output
-    model = scope["ModelNew"]().cuda()
+    model = scope["ModelNew"]().to(x.device)
     grid = (triton.cdiv(x.numel(), 1024),)
-    timer = Timer("cuda")
+    timer = Timer(x.device.type)
     sets = [[x]]
     rows = {"eager F.gelu": timer.time(F.gelu, sets),
             "raw kernel B1024 w4": timer.time(lambda t: _plain[grid](out, t, t.numel(), BLOCK=1024, OP=2,
