@@ -188,7 +188,7 @@ class _Scan:
         count still matters for the message."""
         if not self.pending:
             return
-        rows = torch.stack([t.to("cpu") for _, t in self.pending]).tolist()
+        rows = torch.stack([t for _, t in self.pending]).tolist()  # one copy to the host
         for (offset, _), row in zip(self.pending, rows, strict=True):
             nonfinite, unreproduced, within, max_err, torch_err, l2, torch_l2, j, q, d, got, want = row
             self.nonfinite += int(nonfinite)
