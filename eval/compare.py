@@ -283,10 +283,8 @@ def _max_over_chunks(shape: torch.Size, chunk: int, piece_max: Callable[[Piece],
     """The largest of `piece_max` over the pieces of `shape`, NaN winning as _nanmax keeps it,
     read back from the device once (0.0 for no element)."""
     maxima = [piece_max(p) for p in pieces(shape, chunk)]
-    if not maxima:
-        return 0.0
     d = 0.0
-    for m in torch.stack(maxima).tolist():
+    for m in torch.stack(maxima).tolist() if maxima else ():
         d = _nanmax(d, m)
     return d
 

@@ -22,8 +22,10 @@ import threading
 # Rationale: short enough that the main thread's hundreds of waits per evaluation cost
 # milliseconds in all, long enough that the importing thread is not switched out every bytecode.
 SWITCH_INTERVAL_S = 2e-4
-_active = [0, 0.0]
-"""(importing threads alive, the interval to restore when the last one ends)"""
+_importers = 0
+"""Importing threads alive in this process."""
+_restore_to = 0.0
+"""The switch interval before the first of them started, restored when the last one ends."""
 _lock = threading.Lock()
 
 
@@ -54,16 +56,17 @@ class WarmImports:
 
 def _shorten_switches(start: bool) -> None:
     """The first importing thread shortens the interval, the last one to end restores it."""
+    global _importers, _restore_to
     with _lock:
         if start:
-            if _active[0] == 0:
-                _active[1] = sys.getswitchinterval()
-                sys.setswitchinterval(min(_active[1], SWITCH_INTERVAL_S))
-            _active[0] += 1
+            if _importers == 0:
+                _restore_to = sys.getswitchinterval()
+                sys.setswitchinterval(min(_restore_to, SWITCH_INTERVAL_S))
+            _importers += 1
         else:
-            _active[0] -= 1
-            if _active[0] == 0:
-                sys.setswitchinterval(_active[1])
+            _importers -= 1
+            if _importers == 0:
+                sys.setswitchinterval(_restore_to)
 
 
 def modules_for(device: str, timing: bool, baselines: bool, counts_work: bool = True) -> tuple[str, ...]:

@@ -22,6 +22,16 @@ import triton.language as tl
 
 
 @triton.jit
+def _op(v, OP: tl.constexpr):
+    """0: copy, 1: silu, 2: exact gelu (as the template's chain writes it)."""
+    if OP == 1:
+        v = v * tl.sigmoid(v)
+    elif OP == 2:
+        v = 0.5 * v * (1 + tl.math.erf(v * 0.7071067811865476))
+    return v
+
+
+@triton.jit
 def _plain(out, x, n, BLOCK: tl.constexpr, OP: tl.constexpr, EVICT: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -29,10 +39,7 @@ def _plain(out, x, n, BLOCK: tl.constexpr, OP: tl.constexpr, EVICT: tl.constexpr
         v = tl.load(x + offs, mask=mask, other=0, eviction_policy="evict_first")
     else:
         v = tl.load(x + offs, mask=mask, other=0)
-    if OP == 1:
-        v = v * tl.sigmoid(v)
-    elif OP == 2:
-        v = 0.5 * v * (1 + tl.math.erf(v * 0.7071067811865476))
+    v = _op(v, OP)
     if EVICT:
         tl.store(out + offs, v, mask=mask, cache_modifier=".cs")
     else:
@@ -46,11 +53,7 @@ def _persistent(out, x, n, BLOCK: tl.constexpr, OP: tl.constexpr):
     for base in range(start, n, step):
         offs = base + tl.arange(0, BLOCK)
         mask = offs < n
-        v = tl.load(x + offs, mask=mask, other=0, eviction_policy="evict_first")
-        if OP == 1:
-            v = v * tl.sigmoid(v)
-        elif OP == 2:
-            v = 0.5 * v * (1 + tl.math.erf(v * 0.7071067811865476))
+        v = _op(tl.load(x + offs, mask=mask, other=0, eviction_policy="evict_first"), OP)
         tl.store(out + offs, v, mask=mask, cache_modifier=".cs")
 
 
