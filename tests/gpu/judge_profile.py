@@ -36,6 +36,10 @@ def main() -> None:
     opts = EvalOptions(device=DEVICE, size=SIZE, precision="default")
     with tempfile.TemporaryDirectory(prefix="ks-judge-profile-") as d:
         os.chmod(d, 0o777)  # the candidate may run as another uid (eval/sandbox.py), as child.py allows
+        # As the sandbox does for a judge (eval/sandbox_env.py): a home in the scratch folder. Under
+        # the real home the audit policy treats the carried wheel folder (~/.ks-site) as private
+        # and refuses the candidate's reads of it (seen on the H200, session 32 call 1).
+        os.environ["HOME"] = d
         req, res, progress = Path(d, "req.json"), Path(d, "res.json"), Path(d, "progress")
         req.write_text(json.dumps({
             "problem_source": problem.source, "candidate_source": cand.source,
