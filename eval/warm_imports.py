@@ -69,12 +69,10 @@ def _shorten_switches(start: bool) -> None:
                 sys.setswitchinterval(_restore_to)
 
 
-def modules_for(device: str, timing: bool, baselines: bool, counts_work: bool = True) -> tuple[str, ...]:
-    """Pure: what this evaluation's timing stage will import: dynamo for the FLOP count (unless an
-    earlier evaluation's count is handed in), Inductor for the torch.compile baseline (timed on
-    a GPU only)."""
-    if not timing:
-        return ()
-    if device == "cuda" and baselines:
+def modules_for(device: str, timing: bool, baselines: bool) -> tuple[str, ...]:
+    """Pure: what this evaluation's timing stage will import: dynamo and Inductor for the
+    torch.compile baseline (timed on a GPU only). The FLOP count needs neither
+    (roofline.count_work)."""
+    if timing and device == "cuda" and baselines:
         return ("torch._dynamo", "torch._inductor.compile_fx")
-    return ("torch._dynamo",) if counts_work else ()
+    return ()

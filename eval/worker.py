@@ -55,8 +55,7 @@ class Worker:
         self.ref64_device = self.device
         """Where the float64 reference runs: the host once it did not fit on the GPU."""
         self._stage_started: float | None = None
-        self.imports = WarmImports(modules_for(self.device, self.opts.timing, self.opts.baselines,
-                                               counts_work=self.opts.work is None))
+        self.imports = WarmImports(modules_for(self.device, self.opts.timing, self.opts.baselines))
         """torch.compile's stack, imported while the judge waits (warm_imports.py)."""
 
     def stage(self, name: str) -> None:

@@ -1,5 +1,8 @@
 """The speed-of-light matmul rate follows the precision policy (eval/roofline.py)."""
 
+import subprocess
+import sys
+
 from kernelskill.eval.roofline import Ceilings, floor_ms
 
 
@@ -14,3 +17,15 @@ def test_strict_floor_counts_a_third_of_each_tensor_core_rate() -> None:
     assert floor_ms(2.5e11, 0.0, c) == 1.0  # 250 GFLOP at 250 TFLOP/s
     old = Ceilings(gpu="x", bandwidth_gbs=4000.0, fp32_tflops=50.0, measured_at=0.0)  # a cache without them
     assert old.matmul_tflops(allow_tf32=False) == 50.0
+
+
+def test_the_flop_count_imports_no_dynamo() -> None:
+    # A fresh interpreter: this one may have imported dynamo for another test already.
+    code = ("import sys, torch\n"
+            "from kernelskill.eval.roofline import count_work\n"
+            "flops, nbytes = count_work(torch.nn.Linear(64, 32), [torch.randn(8, 64)])\n"
+            "print(flops, nbytes, 'torch._dynamo' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    # 2 x 8 x 64 x 32 FLOPs; bytes: input, weight, bias and output once each, fp32.
+    assert out.stdout.split() == ["32768.0", str(float(4 * (8 * 64 + 64 * 32 + 32 + 8 * 32))), "False"]
