@@ -142,8 +142,15 @@ class Zygote:
         self.changed = threading.Condition()
         self.lock = threading.Lock()  # one spawn at a time: its reply is the next "pid" message
         self.pids: list[int] = []
-        if json.loads(self.ctl.recv(1 << 16)) != {"ready": True}:
+        self.ctl.settimeout(300.0)  # its imports, on a loaded machine
+        try:
+            ready = self.ctl.recv(1 << 16)
+        except OSError:
+            ready = b""
+        if ready != json.dumps({"ready": True}).encode():
+            self.close()
             raise RuntimeError("the candidate fork server did not start")
+        self.ctl.settimeout(None)
         threading.Thread(target=self._read, daemon=True, name="candidate-zygote").start()
 
     def _read(self) -> None:
