@@ -20,7 +20,6 @@ from typing import Any
 
 import torch
 from torch.utils import flop_counter
-from torch.utils.flop_counter import FlopCounterMode
 
 from .compare import flatten
 from .signing import sign
@@ -150,7 +149,7 @@ def _count_without_dynamo() -> None:
 def count_work(model: torch.nn.Module, inputs: list[Any]) -> tuple[float, float]:
     """(FLOPs, minimum bytes) of one forward: inputs + parameters + buffers + outputs, each once."""
     _count_without_dynamo()
-    counter = FlopCounterMode(display=False)
+    counter = flop_counter.FlopCounterMode(display=False)
     with torch.no_grad(), counter:
         out = model(*inputs)
     state = list(model.parameters()) + list(model.buffers())

@@ -23,7 +23,6 @@ parent, so it reaps them and tells the worker, which waits on them through `Fork
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import select
@@ -36,11 +35,7 @@ import threading
 import traceback
 from pathlib import Path
 
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+from kernelskill.eval.judge_link import _die_with_parent  # the real start's parent-death signal
 
 
 # ---- the server (its own process) ------------------------------------------------------------------------
@@ -115,9 +110,6 @@ class ForkedProc:
     @property
     def returncode(self) -> int | None:
         return self.server.exits.get(self.pid)
-
-    def poll(self) -> int | None:
-        return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         server = self.server

@@ -13,7 +13,6 @@ forward is timed one call at a time as the evaluator does (eval/timing.Timer: L2
 idle, events around one call), in this process: eager, the raw kernel, and the built-in
 author's candidate (its launcher's host work on top): what one call's launch costs.
 """
-import importlib.util
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +21,7 @@ import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
+from candidates_vs_eager import load
 
 
 @triton.jit
@@ -99,10 +99,7 @@ def protocol(x: torch.Tensor, out: torch.Tensor) -> None:
     # Imported from a file: Triton's @jit reads its function's source (exec of a string fails).
     path = Path(tempfile.mkdtemp(prefix="ks-pointwise-")) / "candidate.py"
     path.write_text(cand.source)
-    spec = importlib.util.spec_from_file_location("pointwise_candidate", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    model = module.ModelNew().to(x.device)
+    model = load(str(path)).ModelNew().to(x.device)
     grid = (triton.cdiv(x.numel(), 1024),)
     timer = Timer(x.device.type)
     sets = [[x]]
