@@ -13,8 +13,11 @@ input signature into a `torch.cuda.CUDAGraph` and replays it on the current stre
 - warm-up runs the eager forward once on the current stream before capture, so Triton
   compiles and autotunes, and cuBLAS / cuDNN initialise, outside the capture; the module's
   buffers (running statistics) are restored after it, so each call updates them once;
+- the first call of a signature times plain calls against replays and keeps replay only where
+  it wins by 3% (the copies cost more than replay saves on forwards that are not launch-bound);
+  the buffers and random-number state its trial runs touched are restored;
 - CPU tensors, autograd-enabled calls, unusual arguments, and inputs plus outputs above 192 MB in
-  total (whose copies cost more than replay saves) take the plain forward.
+  total (never captured or timed) take the plain forward.
 It works on any candidate (templated, or the verbatim forward when torch.fx cannot trace),
 and declines sources that synchronise with the host inside forward (`.item()`, `.cpu()`,
 `nonzero`, ...), which cannot be captured.

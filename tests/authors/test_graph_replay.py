@@ -1,6 +1,7 @@
 """CUDA-graph replay of the whole forward (skills/cuda-graph-replay): checked on the CPU
 (fall-through, declined host syncs, the size limit, static checks) and, with the `gpu` marker,
-by real capture and replay.
+by real capture, the first call's timing of replay against plain calls, and replay.
+(test_graph_replay_choice.py checks the timing rule itself on the CPU.)
 """
 
 from __future__ import annotations
@@ -146,8 +147,9 @@ BN_MODEL = expr_problem("torch.relu(self.bn(self.lin(x)))", "torch.randn(9, 40)"
 
 @pytest.mark.gpu
 def test_graph_replay_updates_running_statistics_once_per_call(tmp_path: Path) -> None:
-    """Warm-up before capture runs the forward once more; the buffers it touched are restored, so
-    a training-mode norm's running statistics match eager's after every call."""
+    """The first call's warm-up, capture and timing run the forward several more times; the buffers
+    they touched are restored, so a training-mode norm's running statistics match eager's after
+    every call."""
     cand = generate(BN_MODEL, skill=GRAPH)
     assert GRAPH in templates_used(cand)
     mod = _load(cand.source, tmp_path, "graph_cand_bn")
@@ -175,7 +177,7 @@ BIG_OUT = expr_problem("torch.relu(x @ self.w)", "torch.randn(8192, 64)",
 @pytest.mark.gpu
 def test_graph_replay_leaves_large_outputs_to_the_plain_forward(tmp_path: Path) -> None:
     """A 538 MB output would be copied out of the graph on every call: its signature is marked
-    plain after the first call (whose result is the warm-up's), and later calls run eagerly."""
+    plain after the first call's warm-up (nothing is captured or timed), and calls run eagerly."""
     cand = generate(BIG_OUT, skill=GRAPH)
     mod = _load(cand.source, tmp_path, "graph_cand_big")
     sys.modules.pop("graph_cand_big", None)
@@ -186,3 +188,46 @@ def test_graph_replay_leaves_large_outputs_to_the_plain_forward(tmp_path: Path) 
             x = torch.randn(8192, 64, device="cuda")
             torch.testing.assert_close(model(x), model._eager_forward(x), rtol=1e-5, atol=1e-5)
         assert list(model._cuda_graphs.values()) == [False]
+
+
+MID_STREAM = expr_problem("torch.relu(x) * 2.0", "torch.randn(4096, 4096)")
+
+
+@pytest.mark.gpu
+def test_graph_replay_is_declined_where_the_first_call_measures_it_slower(tmp_path: Path) -> None:
+    """64 MB in and 64 MB out, under the size gate: one memory-bound kernel is far from launch-bound,
+    and replay's input copy and output clone triple its traffic, so the first call's timing keeps
+    plain calls (the conv case: a 66 us input copy per call that saved nothing)."""
+    cand = generate(MID_STREAM, skill=GRAPH)
+    mod = _load(cand.source, tmp_path, "graph_cand_mid")
+    sys.modules.pop("graph_cand_mid", None)
+    model = mod.ModelNew().cuda()
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(4096, 4096, device="cuda")
+            torch.testing.assert_close(model(x), torch.relu(x) * 2.0)
+        assert list(model._cuda_graphs.values()) == [False]
+
+
+DROPOUT = HEAD + "    def forward(self, x):\n        return nn.functional.dropout(x * 2.0, 0.5, True)\n"
+
+
+@pytest.mark.gpu
+def test_graph_replay_draws_random_numbers_once_per_call() -> None:
+    """The first call's trial runs draw from the CUDA generator; its state is put back, so after
+    each call it is where the plain forward leaves it, and each call draws what the plain forward
+    would have drawn."""
+    ns: dict = {}
+    exec(compile(_wrap()(DROPOUT), "<w>", "exec"), ns)
+    model = ns["ModelNew"]().cuda()
+    x = torch.randn(64, 64, device="cuda")
+    with torch.no_grad():
+        torch.cuda.manual_seed(0)
+        want = [model._eager_forward(x) for _ in range(2)]
+        state = torch.cuda.get_rng_state()
+        torch.cuda.manual_seed(0)
+        got = [model(x) for _ in range(2)]
+        assert len(model._cuda_graphs) == 1
+        assert torch.equal(torch.cuda.get_rng_state(), state)
+        torch.testing.assert_close(got, want)  # graph-safe draws: the numbers eager draws
+        assert not torch.equal(got[0], got[1])  # the second call drew new numbers

@@ -4,13 +4,14 @@ For each problem given, every nn.Conv* / nn.ConvTranspose* module of the referen
 the input it sees in a real forward, in NCHW (as the reference and our vendor-conv path call it)
 and channels-last (input and weight converted outside the timing, as a graph that stays
 channels-last would see them), with TF32 on and off; then the whole forward eager and
-torch.compile with TF32 on. Prints one line per convolution and per problem. Per convolution it
-also times the input's conversion to channels-last two ways: aten's `contiguous(memory_format=)`,
-which runtime/conv_layout.py calls on every forward (session 32's profiles: 213-673 us, 0.4-1.3
-TB/s), and a tiled Triton transpose (`_to_channels_last`), the candidate replacement. Hypothesis under
-test: torch.compile's lead over our vendor-conv-plus-fused-tail path under --allow-tf32
-(problems/measurements/h200-2026-11-30-tf32/) comes from Inductor running convolutions
-channels-last. Needs only torch and triton (and the repo on PYTHONPATH for the problem loader).
+torch.compile with TF32 on. Prints one line per convolution and per problem.
+
+Per convolution it also times the input's conversion to channels-last two ways: aten's
+`contiguous(memory_format=)`, which runtime/conv_layout.py called on every forward until session
+33 (session 32's profiles: 213-673 us, 0.4-1.3 TB/s), and the autotuned tiled Triton transpose it
+calls now (`_cv_channels_last`). The first question (problems/measurements/h200-2026-11-30-tf32/):
+does torch.compile's lead come from running convolutions channels-last? Needs torch, triton and
+the repo on PYTHONPATH.
 
     python3 tests/gpu/conv_layouts.py problems/level2/02_conv2d_batchnorm_relu.py ...
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import torch
 import triton
-import triton.language as tl
+from kernelskill.authors.builtin.runtime.conv_layout import _cv_channels_last
 from kernelskill.eval.problem import load_problem
 
 CONVS = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.ConvTranspose1d,
@@ -37,35 +38,16 @@ def channels_last(t: torch.Tensor) -> torch.Tensor:
     return t if fmt is None else t.contiguous(memory_format=fmt)
 
 
-@triton.jit
-def _to_channels_last_kernel(x, y, C, L, BC: tl.constexpr, BL: tl.constexpr):
-    # One (BC channels) x (BL pixels) tile of one image: read along pixels, written along channels
-    # (Triton's coalescing pass gives the store its own layout through shared memory).
-    n = tl.program_id(2).to(tl.int64)
-    c = tl.program_id(1) * BC + tl.arange(0, BC)
-    p = tl.program_id(0) * BL + tl.arange(0, BL)
-    m = (c[:, None] < C) & (p[None, :] < L)
-    v = tl.load(x + n * C * L + c[:, None] * L + p[None, :], mask=m)
-    tl.store(y + n * L * C + p[None, :] * C + c[:, None], v, mask=m)
-
-
-def _to_channels_last(x: torch.Tensor, bc: int = 32, bl: int = 64) -> torch.Tensor:
-    """A contiguous NC(D)HW tensor as channels-last, through the tiled transpose."""
-    y = torch.empty_like(x, memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
-    n, c, L = x.shape[0], x.shape[1], x[0, 0].numel()
-    _to_channels_last_kernel[(triton.cdiv(L, bl), triton.cdiv(c, bc), n)](x, y, c, L, BC=bc, BL=bl)
-    return y
-
-
 def conversion_row(x: torch.Tensor) -> str:
     gb = 2 * x.numel() * x.element_size() / 1e9
+    fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
     aten = bench(lambda: channels_last(x))
-    tiles = {(bc, bl): bench(lambda: _to_channels_last(x, bc, bl))
-             for bc, bl in ((32, 64), (64, 64), (32, 128), (64, 32), (16, 128))}
-    (bc, bl), best = min(tiles.items(), key=lambda kv: kv[1])
-    assert torch.equal(_to_channels_last(x, bc, bl), channels_last(x))
+    plans: dict = {}
+    ours = bench(lambda: _cv_channels_last(x, fmt, plans))
+    assert torch.equal(_cv_channels_last(x, fmt, plans), channels_last(x))
+    pick = [v for k, v in plans.items() if k[0] == "nhwc"]
     return (f"    input to channels-last: aten {aten:.3f} ms ({gb / aten:.2f} TB/s), tiled Triton "
-            f"{best:.3f} ms ({gb / best:.2f} TB/s, {bc}x{bl})")
+            f"{ours:.3f} ms ({gb / ours:.2f} TB/s, pick {pick})")
 
 
 def tf32(on: bool) -> None:
