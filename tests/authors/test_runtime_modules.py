@@ -282,20 +282,24 @@ def test_conv_gemm_plans_give_torch_output_shapes(transposed: bool) -> None:
     assert conv_gemm._cv_gemm_plan((1, 1, 1, 1, True), [x, w], conv_gemm._cv_one_pass, 2, False)[1] is False
 
 
-def test_channels_last_conversion_is_atens() -> None:
-    """_cv_channels_last (the tiled transpose the vendor-conv launchers convert inputs with) gives
-    aten's channels-last tensor exactly, 2-D and 3-D, channel counts off every tile size; inputs it
-    does not transpose itself (already channels-last, strided views, empty) go through aten."""
+def test_layout_conversions_are_atens() -> None:
+    """_cv_relayout (the tiled transpose the vendor-conv launchers convert inputs to channels-last
+    and outputs back with) gives aten's tensor exactly, both ways, 2-D and 3-D, with plane sides
+    off every tile size; what it does not transpose itself (already in the format, strided views,
+    empty, other ranks) goes through aten."""
     torch.manual_seed(0)
     plans: dict = {}
     for shape in ((2, 3, 5, 7), (3, 37, 9, 4), (1, 70, 3, 3, 5), (2, 1, 4, 4)):
-        fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
+        cl = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
         x = torch.randn(shape)
-        y = conv_layout._cv_channels_last(x, fmt, plans)
-        assert y.is_contiguous(memory_format=fmt) and torch.equal(y, x), shape
-        assert y.stride() == x.contiguous(memory_format=fmt).stride()
-    assert any(k[0] == "nhwc" for k in plans)  # the transpose ran, not aten
+        y = conv_layout._cv_relayout(x, cl, plans)
+        assert y.is_contiguous(memory_format=cl) and torch.equal(y, x), shape
+        assert y.stride() == x.contiguous(memory_format=cl).stride()
+        back = conv_layout._cv_relayout(y, torch.contiguous_format, plans)
+        assert back.is_contiguous() and torch.equal(back, x), shape
+    assert sum(k[0] == "transpose" for k in plans) >= 6  # the kernel ran both ways, not aten
     x = torch.randn(2, 6, 5, 5)
-    for view in (x.contiguous(memory_format=torch.channels_last), x[:, ::2], x[:0]):
-        y = conv_layout._cv_channels_last(view, torch.channels_last, {})
-        assert y.is_contiguous(memory_format=torch.channels_last) and torch.equal(y, view)
+    for view in (x.contiguous(memory_format=torch.channels_last), x[:, ::2], x[:0], x[0]):
+        fmt = torch.channels_last if view.dim() == 4 else torch.contiguous_format
+        y = conv_layout._cv_relayout(view, fmt, {})
+        assert torch.equal(y, view) and y.is_contiguous(memory_format=fmt)

@@ -9,9 +9,9 @@ torch.compile with TF32 on. Prints one line per convolution and per problem.
 Per convolution it also times the input's conversion to channels-last two ways: aten's
 `contiguous(memory_format=)`, which runtime/conv_layout.py called on every forward until session
 33 (session 32's profiles: 213-673 us, 0.4-1.3 TB/s), and the autotuned tiled Triton transpose it
-calls now (`_cv_channels_last`). The first question (problems/measurements/h200-2026-11-30-tf32/):
-does torch.compile's lead come from running convolutions channels-last? Needs torch, triton and
-the repo on PYTHONPATH.
+calls now (`_cv_relayout`; session 33: 3.6-4.0 TB/s against aten's 1.25-1.75). The first
+question (problems/measurements/h200-2026-11-30-tf32/): does torch.compile's lead come from running
+convolutions channels-last? Needs torch, triton and the repo on PYTHONPATH.
 
     python3 tests/gpu/conv_layouts.py problems/level2/02_conv2d_batchnorm_relu.py ...
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 import triton
-from kernelskill.authors.builtin.runtime.conv_layout import _cv_channels_last
+from kernelskill.authors.builtin.runtime.conv_layout import _cv_relayout
 from kernelskill.eval.problem import load_problem
 
 CONVS = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.ConvTranspose1d,
@@ -43,9 +43,9 @@ def conversion_row(x: torch.Tensor) -> str:
     fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
     aten = bench(lambda: channels_last(x))
     plans: dict = {}
-    ours = bench(lambda: _cv_channels_last(x, fmt, plans))
-    assert torch.equal(_cv_channels_last(x, fmt, plans), channels_last(x))
-    pick = [v for k, v in plans.items() if k[0] == "nhwc"]
+    ours = bench(lambda: _cv_relayout(x, fmt, plans))
+    assert torch.equal(_cv_relayout(x, fmt, plans), channels_last(x))
+    pick = [v for k, v in plans.items() if k[0] == "transpose"]
     return (f"    input to channels-last: aten {aten:.3f} ms ({gb / aten:.2f} TB/s), tiled Triton "
             f"{ours:.3f} ms ({gb / ours:.2f} TB/s, pick {pick})")
 
