@@ -7,7 +7,8 @@ call. The launcher converts the input (a full read and write per call) and the w
 channels-last where the rule below says so, calls F.conv*d without bias, and runs one pass over
 a (pixels x channels) tile of the output that adds the bias, applies the chain and stores the
 result either channels-last (when every reader of the region's output is a convolution that
-takes this path too: a stack keeps NHWC between its layers) or in the reference's NCHW layout
+takes this path too, a stack keeping NHWC between its layers, or a batch norm, which reads NHWC
+in place and writes NCHW) or in the reference's NCHW layout
 (the transposition is free inside a pass that reads and writes every element anyway). Under
 `strict` it never matches: vendor-conv-fused-tail keeps the NCHW fp32 call.
 The pass is in authors/builtin/families/conv_pool/layout.py.

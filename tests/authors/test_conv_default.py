@@ -191,6 +191,79 @@ def test_conv_stack_stays_channels_last_between_layers(tmp_path: Path) -> None:
     assert out.is_contiguous()
 
 
+_CONV_BN = HEAD + '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 6, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(6)
+        self.c2 = nn.Conv3d(2, 5, 3, padding=1)
+        self.bn3 = nn.BatchNorm3d(5, momentum=None)
+    def forward(self, x, z):
+        return torch.relu(self.bn(self.c1(x))), self.bn3(self.c2(z))
+def get_inputs():
+    return [torch.randn(2, 3, 9, 7), torch.randn(2, 2, 3, 4, 5)]
+def get_init_inputs():
+    return []
+'''
+_BN_EVAL = HEAD + '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(6).eval()
+        self.bn.running_mean.normal_()
+        self.bn.running_var.uniform_(0.5, 2.0)
+    def forward(self, x):
+        return self.bn(x)
+def get_inputs():
+    return [torch.randn(2, 6, 5, 7)]
+def get_init_inputs():
+    return []
+'''
+
+
+def _same_run(src: str, source: str, path: Path, inputs: list[torch.Tensor] | None = None) -> set[int]:
+    """Two calls of the candidate and of the reference from one state: outputs and buffers agree
+    (running statistics move once per call). Returns the paths the norm launchers planned."""
+    prob = load_problem(src, "small", "<p>")
+    module = load_candidate(source, path)
+    torch.manual_seed(0)
+    ref = prob.model_cls(*prob.get_init_inputs())
+    new = module.ModelNew(*prob.get_init_inputs())
+    new.load_state_dict(ref.state_dict())
+    args = inputs or prob.get_inputs()
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(new(*args), ref(*args), rtol=1e-4, atol=1e-4)
+    for name, buf in ref.named_buffers():
+        torch.testing.assert_close(dict(new.named_buffers())[name], buf, rtol=1e-5, atol=1e-6)
+    return {plan[1] for name, cache in vars(module).items() if name.startswith("_plans")
+            for plan in cache.values() if plan}
+
+
+def test_batch_norm_reads_the_conv_output_channels_last(tmp_path: Path) -> None:
+    """A convolution whose output only a batch norm reads leaves it channels-last (no copy back
+    to NCHW): the norm reads it in place (statistics, the running-statistics update, 2-D and
+    3-D) and writes the reference's NCHW layout. In eval mode it applies the running statistics
+    to a channels-last input the same way."""
+    if CHANNELS_LAST_DIMS != (2, 3):
+        pytest.skip("the channels-last rule is not on for 2-D and 3-D convolutions (CHANNELS_LAST_DIMS)")
+    cand = BuiltinAuthor().generate(AuthorTask(problem=problem(_CONV_BN), device="cpu", precision="default"))
+    assert "two-level-norm-statistics" in templates_used(cand), templates_used(cand)
+    result = evaluate(_CONV_BN, cand.source, "default", trials=2)
+    assert result.correct, f"{result.reason}\n{cand.source}"
+    calls, returned, (y, u) = run_spied(_CONV_BN, cand.source, tmp_path)
+    assert [(x, w) for _, x, w in calls] == [(True, True)] * 2, calls
+    assert all(cls == [True] for cls in returned.values()) and len(returned) == 2, returned
+    assert y.is_contiguous() and u.is_contiguous()
+    assert _same_run(_CONV_BN, cand.source, tmp_path / "again.py") == {4}  # statistics, channels-last
+    cand = BuiltinAuthor().generate(AuthorTask(problem=problem(_BN_EVAL), device="cpu", precision="default"))
+    assert "two-level-norm-statistics" in templates_used(cand), templates_used(cand)
+    x = torch.randn(2, 6, 5, 7).contiguous(memory_format=torch.channels_last)
+    assert _same_run(_BN_EVAL, cand.source, tmp_path / "eval.py", [x]) == {5}  # running, channels-last
+    assert _same_run(_BN_EVAL, cand.source, tmp_path / "eval_nchw.py") == {3}
+
+
 def test_layout_parameter_forces_nchw(tmp_path: Path) -> None:
     """The planner may pin the layout: `layout="contiguous"` keeps the call NCHW, still correct."""
     src, _ = CASES["conv2d"]

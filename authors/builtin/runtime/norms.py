@@ -81,9 +81,15 @@ def _nrm_prune(configs, named_args, **kw):
 # flight to stream at DRAM speed, and >= 16K elements per program amortise the partial stores and
 # the combine. Short contiguous runs (B small) put channels side by side so each row of the tile
 # stays a contiguous segment (BatchNorm1d: [64 rows x 64 channels]).
-def _nrm_stats_plan(A, C, B, tile=4096, programs=1056, min_work=16384):
-    bb = min(_npow2(B), tile)
-    bc = min(_npow2(C), max(1, tile // bb), 64)
+def _nrm_stats_plan(A, C, B, tile=4096, programs=1056, min_work=16384, c_inner=False):
+    # c_inner: the groups (channels) are x's contiguous run (channels-last), so they fill the
+    # tile's coalesced side first.
+    if c_inner:
+        bc = min(_npow2(C), 64)
+        bb = min(_npow2(B), max(1, tile // bc))
+    else:
+        bb = min(_npow2(B), tile)
+        bc = min(_npow2(C), max(1, tile // bb), 64)
     ba = min(_npow2(A), max(1, tile // (bb * bc)))
     n_cb = -(-C // bc)
     want = max(1, min(-(-programs // n_cb), (A * B * bc) // min_work))
@@ -100,9 +106,10 @@ def _nrm_stats_plan(A, C, B, tile=4096, programs=1056, min_work=16384):
 
 def _nrm_plan(shape, path=-1, args=(), kw=None, grid=None, pt=(), et=(), sp=None):
     """A norm launcher's plan: output shape; path (-1 empty output, 0 rows in registers, 1
-    two-level statistics then apply, 2 strided columns, 3 apply from running statistics); the main
-    kernel's size arguments, constexprs and grid, an autotuning-pick slot for _launch; the size
-    and stride arguments of the fused prologue and epilogue; the statistics plan (_nrm_stats_prep)."""
+    two-level statistics then apply, 2 strided columns, 3 apply from running statistics, 4 and 5
+    those of 1 and 3 on a channels-last x); the main kernel's size arguments, constexprs and grid,
+    an autotuning-pick slot for _launch; the size and stride arguments of the fused prologue and
+    epilogue; the statistics plan (_nrm_stats_prep)."""
     return shape, path, args, kw or {}, grid, [], pt, et, sp
 
 
@@ -114,7 +121,7 @@ def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, 
     cumulative = running and momentum is None
     if cumulative and not has_nbt:
         raise ValueError("batch norm with momentum=None needs num_batches_tracked")
-    ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B)
+    ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B, c_inner=sc == 1 and C > 1)
     n_chunks = a_ch * b_ch
     kw = dict(ABS=mode == 3, I64=i64, BLOCK_A=ba, BLOCK_C=bc, BLOCK_B=bb, **pro_kw)
     fin = dict(MODE=mode, RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=128,
@@ -142,9 +149,14 @@ def _nrm_group_stats(stats_kernel, sp, x, pro, rm=None, rv=None, nbt=None):
     return stats
 
 
-def _nrm_apply_plan(n_rows, L, tile=4096):
+def _nrm_apply_plan(n_rows, L, tile=4096, cl=False):
     # Rationale: 4096 elements per program (16 per thread at 8 warps) with rows of the tile
-    # contiguous; short rows (BatchNorm1d, 7x7 maps) pack many rows into one tile.
+    # contiguous; short rows (BatchNorm1d, 7x7 maps) pack many rows into one tile. Channels-last
+    # (n_rows: the channels of one image): both sides of the tile are contiguous runs, one read
+    # and one written, so up to 64 channels (256 B) by the pixels that fill the tile.
+    if cl:
+        br = min(_npow2(n_rows), 64)
+        return br, min(_npow2(L), tile // br)
     bl = min(_npow2(L), tile)
     return min(_npow2(n_rows), max(1, tile // bl)), bl
 
@@ -167,9 +179,10 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     `ops`: the input x, or the fused prologue's operands; the present ones of `roles` (names among
     w, b, rm, rv, nbt: weight, bias, running statistics, num_batches_tracked); the epilogue's
     operands. `chains`: (prologue operands, epilogue operands), None for an absent chain.
-    `kernels`: the main kernels the planner's paths use (path 0 the first, path 2 the second),
-    then the two-level statistics and apply kernels; a pruned one is None, and _launch raises
-    on it. `planner` and `norm` (its parameters) plan a new signature (see _nrm_planner)."""
+    `kernels`: the main kernels the planner's paths use (path 0 the first, path 2 the second;
+    a 4-D / 5-D batch norm's channels-last apply, paths 4 and 5, the first), then the two-level
+    statistics and apply kernels; a pruned one is None, and _launch raises on it. `planner`
+    and `norm` (its parameters) plan a new signature (see _nrm_planner)."""
     dev = ops[0].device
     plan, ops = _plan_of(plans, ops, _nrm_planner, dtype, roles, chains, planner, norm)
     shape, path, args, kw, grid, pick, pt, et, sp = plan
@@ -188,11 +201,13 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
         _launch(kernels[path // 2], grid, pick, (x, y, w, b, *args, *tail), kw)
         return y
     rm, rv, nbt = (ops[n + roles.index(r)] if r in roles else None for r in ("rm", "rv", "nbt"))
-    if path == 1:
+    # Paths 4 and 5 are 1 and 3 reading a channels-last x: their apply kernel is the first.
+    apply = kernels[-1] if path in (1, 3) else kernels[0]
+    if path in (1, 4):
         st = _nrm_group_stats(kernels[-2], sp, x, pro, rm, rv, nbt)
-        _launch(kernels[-1], grid, pick, (x, y, st, w, b, st, st, *args, *tail), kw)
-    else:  # 3: apply with the running statistics
-        _launch(kernels[-1], grid, pick, (x, y, y, w, b, rm, rv, *args, *tail), kw)
+        _launch(apply, grid, pick, (x, y, st, w, b, st, st, *args, *tail), kw)
+    else:  # 3, 5: apply with the running statistics
+        _launch(apply, grid, pick, (x, y, y, w, b, rm, rv, *args, *tail), kw)
     return y
 
 
@@ -274,17 +289,35 @@ def _nrm_groups_plan(x, shape, i64, p_kw, roles, groups, eps):
 
 def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum):
     """batch_norm: two-level statistics then apply in training (path 1), updating the running
-    statistics present in `roles`; one elementwise pass with the running statistics in eval (3)."""
-    x = x.contiguous()
+    statistics present in `roles`; one elementwise pass with the running statistics in eval (3).
+    A 4-D / 5-D x laid out channels-last is read in place (paths 4 and 5, the same with the
+    channels-last apply kernel): statistics over (image, pixel) per channel with the channels
+    contiguous, the apply transposing into the NCHW output."""
     N, C, HW = _nrm_nchw(shape)
+    running = "rm" in roles and "rv" in roles
+    if _nrm_channels_last(x):
+        br, bl = _nrm_apply_plan(C, HW, cl=True)
+        grid, args = (N * _cdiv(C, br) * _cdiv(HW, bl),), (N * C, HW, HW, C, C, 1, eps)
+        kw = dict(SIDX=1, AFF=1, FROM_RUNNING=not training, BLOCK_R=br, BLOCK_L=bl)
+        if not training:
+            return x, 5, args, kw, grid, None
+        sp = _nrm_stats_prep(N, C, HW, C * HW, 1, C, 0, eps, i64, p_kw, running, "nbt" in roles, momentum)
+        return x, 4, args, kw, grid, sp
+    x = x.contiguous()
     br, bl = _nrm_apply_plan(N * C, HW)
     grid, args = (_cdiv(N * C, br) * _cdiv(HW, bl),), (N * C, HW, HW, C, C, 1, eps)
     kw = dict(SIDX=1, AFF=1, FROM_RUNNING=not training, BLOCK_R=br, BLOCK_L=bl)
     if not training:
         return x, 3, args, kw, grid, None
-    running = "rm" in roles and "rv" in roles
     sp = _nrm_stats_prep(N, C, HW, C * HW, HW, 1, 0, eps, i64, p_kw, running, "nbt" in roles, momentum)
     return x, 1, args, kw, grid, sp
+
+
+def _nrm_channels_last(x):
+    """x is a 4-D / 5-D tensor laid out channels-last and not also contiguous (one channel or
+    one pixel is both): the layout the channels-last paths read."""
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
+    return fmt is not None and x.is_contiguous(memory_format=fmt) and not x.is_contiguous()
 
 
 def _nrm_nchw(shape):

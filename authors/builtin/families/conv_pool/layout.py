@@ -17,6 +17,7 @@ from ...frontend.ir import Op, Program, Region, Value
 from ...runtime import CONV_LAYOUT
 from ...templates.base import EmitContext, Emitted
 from ...templates.launch import autotune
+from ..norms.match import parse_norm
 from .common import PIXEL_COORDS, conv_attr_args, conv_region, indent
 from .conv_launch import ConvLaunch
 
@@ -61,17 +62,24 @@ def _leaves(out: Any) -> list[Value]:
     return []
 
 
+def _reads_nhwc(op: Op, name: str) -> bool:
+    """`op` reads value `name` as its main input only, and reads it channels-last: a convolution
+    on this path (it would convert to channels-last anyway), or a 4-D / 5-D batch norm the norm
+    templates take (its statistics and apply read NHWC in place, the apply writing NCHW)."""
+    if op.inputs[0].name != name or any(v.name == name for v in op.inputs[1:]):
+        return False
+    if op.kind == "batch_norm":
+        x = op.inputs[0]
+        return x.meta is not None and x.meta.rank in (4, 5) and parse_norm(op) is not None
+    return channels_last_rule(op)
+
+
 def nhwc_readers(program: Program) -> set[str]:
-    """Values read only as the input of channels-last convolutions (and not returned): a region
-    producing one may leave it channels-last, which the reader would convert to anyway."""
+    """Values read only channels-last (_reads_nhwc) and not returned: a region producing one may
+    leave it channels-last, which saves converting it back to NCHW."""
     outputs = {v.name for v in _leaves(program.outputs)}
-    found = set()
-    for name, readers in program.users().items():
-        if name not in outputs and readers and all(
-                channels_last_rule(r) and r.inputs[0].name == name and
-                all(v.name != name for v in r.inputs[1:]) for r in readers):
-            found.add(name)
-    return found
+    return {name for name, readers in program.users().items()
+            if name not in outputs and readers and all(_reads_nhwc(r, name) for r in readers)}
 
 
 def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep_nhwc: bool) -> Emitted:

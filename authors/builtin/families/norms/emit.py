@@ -156,6 +156,8 @@ def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec) -> Emitted:
         extra = {"w": spec.weight, "b": spec.bias}
     else:
         which = ["row", "stats", "apply"] if spec.kind != "batch_norm" else ["stats", "apply"]
+        if spec.kind == "batch_norm" and spec.x.meta is not None and spec.x.meta.rank in (4, 5):
+            which = ["apply_cl", *which]  # a channels-last input (runtime _nrm_batch_plan)
         extra = {"w": spec.weight, "b": spec.bias, "rm": spec.running_mean, "rv": spec.running_var,
                  "nbt": spec.nbt}
     k = _kernels(ctx, ch, which, em)

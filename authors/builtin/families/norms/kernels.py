@@ -8,7 +8,9 @@ Every norm here is "statistics over a group of elements, then an elementwise app
   view): tiles of [reduced, contiguous positions], in registers when they fit, else two loops.
 - STATS -> _nrm_finalize -> APPLY (two-level): per-(group, chunk) Welford partials over many
   programs so every SM streams, a tiny combine (also updating BatchNorm running statistics), and
-  one elementwise pass. Used for batch norm, large groups, and few long rows.
+  one elementwise pass. Used for batch norm, large groups, and few long rows. A batch norm whose
+  input arrives channels-last (a convolution's output kept NHWC for it) reads it in place: the
+  statistics through strides, the apply by APPLY_CL, which writes the NCHW result.
 
 Each kernel below is real Triton and is, verbatim, what a norm without fused chains launches.
 `render` derives a region's variant from it: its fused prologue replaces the direct load
@@ -274,6 +276,46 @@ def _nrm_apply_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG
     tl.store(y + lin, res, mask=mask)
 
 
+@triton.jit
+def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps, SIDX: tl.constexpr,
+           AFF: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, FROM_RUNNING: tl.constexpr,
+           I64: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
+    """Batch norm's apply (_nrm_apply_kernel's arguments) on a channels-last x, writing y in NCHW:
+    a tile is BLOCK_R channels x BLOCK_L pixels of one image, read along the channels (x's
+    contiguous run) and stored along the pixels (y's), so the transposition rides on the pass
+    (the conv before it need not convert its output back)."""
+    pid = tl.program_id(0)
+    n_lb = tl.cdiv(L, BLOCK_L)
+    n_cb = tl.cdiv(C, BLOCK_R)
+    img = pid // (n_cb * n_lb)
+    t = pid % (n_cb * n_lb)
+    ch = (t // n_lb) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = (t % n_lb) * BLOCK_L + tl.arange(0, BLOCK_L)
+    if I64:
+        img = img.to(tl.int64)
+        ch = ch.to(tl.int64)
+        cols = cols.to(tl.int64)
+    rmask = ch < C
+    mask = rmask[:, None] & (cols < L)[None, :]
+    lin = (img * C + ch)[:, None] * L + cols[None, :]
+    xoff = img * L * C + cols[None, :] * C + ch[:, None]
+    v = tl.load(x + xoff, mask=mask, other=0.0)
+    v = v.to(tl.float32)
+    if FROM_RUNNING:
+        shift = tl.load(rm + ch, mask=rmask, other=0.0).to(tl.float32)
+        scale = 1.0 / tl.sqrt(tl.load(rv + ch, mask=rmask, other=1.0).to(tl.float32) + eps)
+    else:
+        shift = tl.load(stats + ch, mask=rmask, other=0.0)
+        scale = tl.load(stats + n_stats + ch, mask=rmask, other=0.0)
+    out = (v - shift[:, None]) * scale[:, None]
+    if HAS_W:
+        out = out * tl.load(w + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
+    if HAS_B:
+        out = out + tl.load(b + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
+    res = out
+    tl.store(y + lin, res, mask=mask)
+
+
 @dataclass(frozen=True)
 class NormKernel:
     """A kernel as the generator uses it: the real function, its autotuning configurations and
@@ -285,10 +327,12 @@ class NormKernel:
     epilogue: bool
 
 
+_APPLY_KEY = ["n_rows", "L", "BLOCK_R", "BLOCK_L"]
 KERNELS = {"row": NormKernel(_nrm_row_kernel, ROW_CONFIGS, ["R", "n_rows", "BLOCK"], True),
            "col": NormKernel(_nrm_col_kernel, LOOP_CONFIGS, ["O", "R", "I", "BLOCK_R", "BLOCK_I"], True),
            "stats": NormKernel(_nrm_stats_kernel, LOOP_CONFIGS, ["A", "C", "B", "A_PER", "B_PER"], False),
-           "apply": NormKernel(_nrm_apply_kernel, TILE_CONFIGS, ["n_rows", "L", "BLOCK_R", "BLOCK_L"], True)}
+           "apply": NormKernel(_nrm_apply_kernel, TILE_CONFIGS, _APPLY_KEY, True),
+           "apply_cl": NormKernel(_nrm_apply_cl_kernel, TILE_CONFIGS, _APPLY_KEY, True)}
 
 DIRECT_LOAD = "v = tl.load(x + xoff, mask=mask, other=0.0)"
 NO_EPILOGUE = "res = out"
