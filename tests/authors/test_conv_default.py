@@ -319,14 +319,15 @@ def test_suite_conv_problem_default_candidate(name: str) -> None:
 
 
 def test_layout_kernels_compile_for_sm90(tmp_path: Path) -> None:
-    """NHWC -> NCHW (one conv), NHWC -> NHWC (a stack) and NCHW (1D) passes compile for sm_90."""
+    """NHWC -> NCHW (one conv), NHWC -> NHWC (a stack) and NCHW (1D) passes, the input transpose
+    and a batch norm reading NHWC (statistics, channels-last apply) compile for sm_90."""
     import triton
 
     if "nvidia" not in triton.backends.backends:
         pytest.skip("Triton's NVIDIA backend is not installed")
     pairs = []
     for case, src in [("conv2d", CASES["conv2d"][0]), ("stack", _STACK), ("conv1d", CASES["conv1d"][0]),
-                      ("norm_pool_3d", _NORM_POOL)]:
+                      ("norm_pool_3d", _NORM_POOL), ("conv_bn", _CONV_BN)]:
         cand = BuiltinAuthor().generate(AuthorTask(problem=problem(src), device="cpu", precision="default"))
         (tmp_path / f"{case}_problem.py").write_text(src)
         (tmp_path / f"{case}_cand.py").write_text(cand.source)
@@ -337,6 +338,8 @@ def test_layout_kernels_compile_for_sm90(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     shared = json.loads(done.stdout.strip().splitlines()[-1])
     assert sum("conv_layout_kernel" in k for k in shared) >= 4, shared
+    assert any(k.startswith("_cv_transpose_kernel@") for k in shared), shared
+    assert any("apply_cl_kernel" in k and "conv_bn" in k for k in shared), shared
 
 
 @pytest.mark.parametrize("name", ["transposed2d", "conv2d_residual_view", "stack"])
