@@ -294,23 +294,22 @@ def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum):
     channels-last apply kernel): statistics over (image, pixel) per channel with the channels
     contiguous, the apply transposing into the NCHW output."""
     N, C, HW = _nrm_nchw(shape)
-    running = "rm" in roles and "rv" in roles
-    if _nrm_channels_last(x):
+    cl = _nrm_channels_last(x)
+    if cl:  # the apply's tiles: channels x pixels of one image
         br, bl = _nrm_apply_plan(C, HW, cl=True)
-        grid, args = (N * _cdiv(C, br) * _cdiv(HW, bl),), (N * C, HW, HW, C, C, 1, eps)
-        kw = dict(SIDX=1, AFF=1, FROM_RUNNING=not training, BLOCK_R=br, BLOCK_L=bl)
-        if not training:
-            return x, 5, args, kw, grid, None
-        sp = _nrm_stats_prep(N, C, HW, C * HW, 1, C, 0, eps, i64, p_kw, running, "nbt" in roles, momentum)
-        return x, 4, args, kw, grid, sp
-    x = x.contiguous()
-    br, bl = _nrm_apply_plan(N * C, HW)
-    grid, args = (_cdiv(N * C, br) * _cdiv(HW, bl),), (N * C, HW, HW, C, C, 1, eps)
+        grid = (N * _cdiv(C, br) * _cdiv(HW, bl),)
+    else:
+        x = x.contiguous()
+        br, bl = _nrm_apply_plan(N * C, HW)
+        grid = (_cdiv(N * C, br) * _cdiv(HW, bl),)
+    args = (N * C, HW, HW, C, C, 1, eps)
     kw = dict(SIDX=1, AFF=1, FROM_RUNNING=not training, BLOCK_R=br, BLOCK_L=bl)
     if not training:
-        return x, 3, args, kw, grid, None
-    sp = _nrm_stats_prep(N, C, HW, C * HW, HW, 1, 0, eps, i64, p_kw, running, "nbt" in roles, momentum)
-    return x, 1, args, kw, grid, sp
+        return x, 5 if cl else 3, args, kw, grid, None
+    running = "rm" in roles and "rv" in roles
+    sc, sb = (1, C) if cl else (HW, 1)  # strides of a channel and of a pixel
+    sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in roles, momentum)
+    return x, 4 if cl else 1, args, kw, grid, sp
 
 
 def _nrm_channels_last(x):
@@ -335,6 +334,19 @@ def _nrm_merge(cnt, mu, m2, AXIS: tl.constexpr):
     mean = tl.sum(cnt * mu, axis=AXIS) / tl.maximum(n, 1.0)
     d = mu - tl.expand_dims(mean, AXIS)
     return n, mean, tl.sum(m2 + cnt * d * d, axis=AXIS)
+
+
+@triton.jit
+def _nrm_shift_scale(stats, rm, rv, s, m, n_stats, eps, FROM_RUNNING: tl.constexpr):
+    """(shift, scale) of the statistics groups `s` (x is normalized as (x - shift) * scale): the
+    two-level statistics, or an eval-mode batch norm's running ones. Both apply kernels use it."""
+    if FROM_RUNNING:
+        shift = tl.load(rm + s, mask=m, other=0.0).to(tl.float32)
+        scale = 1.0 / tl.sqrt(tl.load(rv + s, mask=m, other=1.0).to(tl.float32) + eps)
+    else:
+        shift = tl.load(stats + s, mask=m, other=0.0)
+        scale = tl.load(stats + n_stats + s, mask=m, other=0.0)
+    return shift, scale
 
 
 @triton.jit

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import triton
 import triton.language as tl
 
-from ...runtime.norms import _nrm_merge
+from ...runtime.norms import _nrm_merge, _nrm_shift_scale
 from ...templates.launch import TUNE_CACHE
 
 # Modes shared by kernels and launchers: what the statistics are and how they scale x.
@@ -254,12 +254,7 @@ def _nrm_apply_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG
         s = rows // CPG
     else:
         s = rows % C
-    if FROM_RUNNING:
-        shift = tl.load(rm + s, mask=rmask, other=0.0).to(tl.float32)
-        scale = 1.0 / tl.sqrt(tl.load(rv + s, mask=rmask, other=1.0).to(tl.float32) + eps)
-    else:
-        shift = tl.load(stats + s, mask=rmask, other=0.0)
-        scale = tl.load(stats + n_stats + s, mask=rmask, other=0.0)
+    shift, scale = _nrm_shift_scale(stats, rm, rv, s, rmask, n_stats, eps, FROM_RUNNING)
     out = (v - shift[:, None]) * scale[:, None]
     if AFF == 1:
         ch = rows % C
@@ -301,12 +296,7 @@ def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, 
     xoff = img * L * C + cols[None, :] * C + ch[:, None]
     v = tl.load(x + xoff, mask=mask, other=0.0)
     v = v.to(tl.float32)
-    if FROM_RUNNING:
-        shift = tl.load(rm + ch, mask=rmask, other=0.0).to(tl.float32)
-        scale = 1.0 / tl.sqrt(tl.load(rv + ch, mask=rmask, other=1.0).to(tl.float32) + eps)
-    else:
-        shift = tl.load(stats + ch, mask=rmask, other=0.0)
-        scale = tl.load(stats + n_stats + ch, mask=rmask, other=0.0)
+    shift, scale = _nrm_shift_scale(stats, rm, rv, ch, rmask, n_stats, eps, FROM_RUNNING)
     out = (v - shift[:, None]) * scale[:, None]
     if HAS_W:
         out = out * tl.load(w + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
