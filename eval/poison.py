@@ -4,6 +4,10 @@ Two layers: (1) while the candidate runs under `poisoned()`, every tensor made b
 factory is filled with NaN (integers with a sentinel) — this works on the CPU too, where fresh
 pages from the OS are zeros; (2) on CUDA, the caching allocator's free blocks are filled with
 NaN before the candidate runs, so buffers obtained any other way start out poisoned as well.
+
+Neither reaches a CUDA graph's private memory: layer 1 skips tensors made during a capture
+(`capturing_graph` says why), so a buffer a captured graph never writes keeps whatever that
+memory held. Its outputs are still compared on every trial, against fresh and perturbed inputs.
 """
 
 from __future__ import annotations
@@ -27,10 +31,19 @@ def fill_poison(t: torch.Tensor) -> None:
         t.fill_(torch.iinfo(t.dtype).min if t.dtype != torch.uint8 else 0xAB)
 
 
+def capturing_graph(t: torch.Tensor) -> bool:
+    """Is `t` a CUDA tensor made while the current stream records a CUDA graph? A fill issued then
+    is not run but recorded: it would run on every replay of the candidate's graph, timed runs
+    included, while timed plain calls carry none. (Session 34, H200: graph-replayed CNN candidates
+    measured 15-20% slower by the judge than by the same protocol in one process.)"""
+    return t.is_cuda and torch.cuda.is_current_stream_capturing()
+
+
 class _PoisonEmpty(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         out = func(*args, **(kwargs or {}))
-        if func in _EMPTY_FACTORIES and isinstance(out, torch.Tensor) and out.numel():
+        if (func in _EMPTY_FACTORIES and isinstance(out, torch.Tensor) and out.numel()
+                and not capturing_graph(out)):
             with torch.no_grad():
                 fill_poison(out)
         return out
