@@ -8,7 +8,7 @@ channels-last where the rule below says so, calls F.conv*d without bias, and run
 a (pixels x channels) tile of the output that adds the bias, applies the chain and stores the
 result either channels-last (when every reader of the region's output is a convolution that
 takes this path too, a stack keeping NHWC between its layers, or a batch norm, which reads NHWC
-in place and writes NCHW) or in the reference's NCHW layout
+in place and writes NCHW, or NHWC when only convolutions read it) or in the reference's NCHW layout
 (the transposition is free inside a pass that reads and writes every element anyway). Under
 `strict` it never matches: vendor-conv-fused-tail keeps the NCHW fp32 call.
 The pass is in authors/builtin/families/conv_pool/layout.py.

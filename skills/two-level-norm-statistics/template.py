@@ -7,7 +7,8 @@ running_var (momentum, unbiased variance) and num_batches_tracked like the modul
 pass then normalizes, applies the affine map and the fused epilogue: 2 reads + 1 write of x with
 every SM streaming. Groups small enough for registers (GroupNorm after a Linear, instance norm of
 small maps) take the one-pass row kernel instead; BatchNorm in eval mode is the single pass with
-the running statistics.
+the running statistics. A 4-D / 5-D batch norm reading a convolution's channels-last output in place
+writes NCHW, or keeps channels-last where only convolutions read its result (each would convert it).
 """
 
 from __future__ import annotations
@@ -15,19 +16,30 @@ from __future__ import annotations
 from kernelskill.authors.builtin.templates.api import (
     EmitContext,
     Emitted,
+    Program,
     Region,
     Template,
     chains_supported,
     emit_norm,
+    nhwc_readers,
     parse_norm,
 )
 
 
 class TwoLevelNormStatistics(Template):
-    kinds = ("group_norm", "batch_norm", "instance_norm")
+    # "rewrite" only to see the whole program before partitioning (as channels-last-layout does):
+    # which values only channels-last convolutions read.
+    kinds = ("group_norm", "batch_norm", "instance_norm", "rewrite")
     supports_prologue = True
     supports_epilogue = True
     priority = 1
+    _nhwc: frozenset[str] = frozenset()
+
+    def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:
+        # Convolutions go channels-last only under a policy with TF32 convolutions (see
+        # channels-last-layout); under `strict` they stay NCHW and so does every norm's output.
+        self._nhwc = frozenset(nhwc_readers(program)) if ctx.conv_tf32 else frozenset()
+        return None
 
     def match(self, region: Region) -> bool:
         op = region.anchor
@@ -35,7 +47,7 @@ class TwoLevelNormStatistics(Template):
                 and chains_supported(region))
 
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
-        return emit_norm(region, ctx, parse_norm(region.anchor))
+        return emit_norm(region, ctx, parse_norm(region.anchor), keep_nhwc=region.output().name in self._nhwc)
 
 
 TEMPLATE = TwoLevelNormStatistics()

@@ -7,8 +7,10 @@ channels-last tensors and F.conv*d on them work as on the GPU.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -264,6 +266,61 @@ def test_batch_norm_reads_the_conv_output_channels_last(tmp_path: Path) -> None:
     assert _same_run(_BN_EVAL, cand.source, tmp_path / "eval_nchw.py") == {3}
 
 
+_CONV_BN_CONV = HEAD + '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 6, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(6)
+        self.c2 = nn.Conv2d(6, 5, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(5)
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.c1(x)))
+        return torch.relu(self.bn2(self.c2(y)))
+def get_inputs():
+    return [torch.randn(2, 3, 9, 7)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_batch_norm_read_only_by_a_conv_stays_channels_last(tmp_path: Path) -> None:
+    """conv -> batch norm -> relu -> conv: the first norm's apply keeps the channels-last layout
+    it read (its one reader, a convolution, would convert it), so the second convolution's input
+    needs no transpose; the last norm, whose output is returned, writes NCHW."""
+    if CHANNELS_LAST_DIMS != (2, 3):
+        pytest.skip("the channels-last rule is not on for 2-D and 3-D convolutions (CHANNELS_LAST_DIMS)")
+    task = AuthorTask(problem=problem(_CONV_BN_CONV), device="cpu", precision="default")
+    cand = BuiltinAuthor().generate(task)
+    assert "two-level-norm-statistics" in templates_used(cand), templates_used(cand)
+    result = evaluate(_CONV_BN_CONV, cand.source, "default", trials=2)
+    assert result.correct, f"{result.reason}\n{cand.source}"
+    module = load_candidate(cand.source, tmp_path / "cand.py")
+    seen: list[bool] = []  # per conversion to channels-last: was the input already channels-last?
+    relayout = module._cv_relayout
+    module._cv_relayout = lambda x, fmt, plans: (seen.append(_cl(x)), relayout(x, fmt, plans))[1]
+    norms = {}
+    for name, fn in list(vars(module).items()):
+        if name.startswith("_batch_norm") and callable(fn):
+            def wrapped(*args, _fn=fn, _name=name):  # noqa: ANN002, ANN202
+                out = _fn(*args)
+                norms[_name] = _cl(out)
+                return out
+            setattr(module, name, wrapped)
+    prob = load_problem(_CONV_BN_CONV, "small", "<p>")
+    with torch.no_grad():
+        out = module.ModelNew(*prob.get_init_inputs())(*prob.get_inputs())
+    assert out.is_contiguous()
+    assert sorted(norms.values()) == [False, True], norms  # the inner norm's output channels-last
+    assert seen == [False, True], seen  # the second conv's input arrived channels-last
+    assert _same_run(_CONV_BN_CONV, cand.source, tmp_path / "again.py") == {4}
+    # The launchers' norm parameters end with keep_nhwc: under `strict` convolutions stay NCHW.
+    keep = re.compile(r"\(1e-05, True, 0\.1, (True|False)\)\)")
+    assert keep.findall(cand.source) == ["True", "False"]
+    cand = BuiltinAuthor().generate(dataclasses.replace(task, precision="strict"))
+    assert keep.findall(cand.source) == ["False"]
+
+
 def test_layout_parameter_forces_nchw(tmp_path: Path) -> None:
     """The planner may pin the layout: `layout="contiguous"` keeps the call NCHW, still correct."""
     src, _ = CASES["conv2d"]
@@ -320,14 +377,15 @@ def test_suite_conv_problem_default_candidate(name: str) -> None:
 
 def test_layout_kernels_compile_for_sm90(tmp_path: Path) -> None:
     """NHWC -> NCHW (one conv), NHWC -> NHWC (a stack) and NCHW (1D) passes, the input transpose
-    and a batch norm reading NHWC (statistics, channels-last apply) compile for sm_90."""
+    and a batch norm reading NHWC (statistics, channels-last apply writing NCHW or, read by a
+    conv, NHWC) compile for sm_90."""
     import triton
 
     if "nvidia" not in triton.backends.backends:
         pytest.skip("Triton's NVIDIA backend is not installed")
     pairs = []
     for case, src in [("conv2d", CASES["conv2d"][0]), ("stack", _STACK), ("conv1d", CASES["conv1d"][0]),
-                      ("norm_pool_3d", _NORM_POOL), ("conv_bn", _CONV_BN)]:
+                      ("norm_pool_3d", _NORM_POOL), ("conv_bn", _CONV_BN), ("conv_bn_conv", _CONV_BN_CONV)]:
         cand = BuiltinAuthor().generate(AuthorTask(problem=problem(src), device="cpu", precision="default"))
         (tmp_path / f"{case}_problem.py").write_text(src)
         (tmp_path / f"{case}_cand.py").write_text(cand.source)
@@ -339,7 +397,8 @@ def test_layout_kernels_compile_for_sm90(tmp_path: Path) -> None:
     shared = json.loads(done.stdout.strip().splitlines()[-1])
     assert sum("conv_layout_kernel" in k for k in shared) >= 4, shared
     assert any(k.startswith("_cv_transpose_kernel@") for k in shared), shared
-    assert any("apply_cl_kernel" in k and "conv_bn" in k for k in shared), shared
+    assert any("apply_cl_kernel" in k and k.endswith("/conv_bn_cand.py") for k in shared), shared
+    assert any("apply_cl_kernel" in k and k.endswith("/conv_bn_conv_cand.py") for k in shared), shared
 
 
 @pytest.mark.parametrize("name", ["transposed2d", "conv2d_residual_view", "stack"])

@@ -24,6 +24,7 @@ from kernelskill.authors.builtin.runtime import (
     graph_replay,
     guards,
     losses,
+    norm_batch,
     norms,
     pool_global,
     pool_plans,
@@ -35,7 +36,8 @@ from kernelskill.authors.builtin.templates.api import WINDOW_CONSTS
 from kernelskill.eval.problem import exec_module
 
 CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: runtime.REDUCTIONS_RUNTIME,
-             losses: runtime.LOSSES_RUNTIME, norms: runtime.NORMS_RUNTIME, gemm: runtime.GEMM_RUNTIME,
+             losses: runtime.LOSSES_RUNTIME, norms: runtime.NORMS_RUNTIME,
+             norm_batch: runtime.NORM_BATCH, gemm: runtime.GEMM_RUNTIME,
              gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS,
              pool_window: runtime.POOL_WINDOW, pool_global: runtime.POOL_GLOBAL,
              graph_replay: runtime.GRAPH_REPLAY, graph_forward: runtime.GRAPH_FORWARD,

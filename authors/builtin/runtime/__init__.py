@@ -26,6 +26,7 @@ from . import (
     graph_replay,
     guards,
     losses,
+    norm_batch,
     norms,
     pool_global,
     pool_plans,
@@ -62,6 +63,8 @@ LOSSES_RUNTIME = source(losses)
 """The cross-entropy combine functions (runtime/losses.py); they call REDUCTIONS_RUNTIME's."""
 NORMS_RUNTIME = source(norms)
 """Layouts, plans and the two-level statistics of normalizations (runtime/norms.py)."""
+NORM_BATCH = source(norm_batch)
+"""Batch norm's planner (runtime/norm_batch.py); pasted with NORMS_RUNTIME, whose helpers it calls."""
 GEMM_RUNTIME = source(gemm)
 """The GEMM launchers' runtime call and planner, batch collapse, epilogue geometry (runtime/gemm.py)."""
 GEMM_PREP = source(gemm_prep)

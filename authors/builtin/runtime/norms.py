@@ -2,9 +2,10 @@
 launcher is data, see families/norms/emit.py's NormLaunch), their launch plans (the part every
 norm shares, `_nrm_planner`, and one planner per kind taking the norm's parameters), layouts of
 the normalized dims, config pruning, and the two-level statistics with their combine kernel.
+Batch norm's planner is runtime/norm_batch.py.
 
 Pasted whole into a solution with a norm (runtime.NORMS_RUNTIME), after runtime/common.py, whose
-helpers it calls.
+helpers it calls, with runtime/norm_batch.py (runtime.NORM_BATCH).
 """
 
 import torch
@@ -124,10 +125,15 @@ def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, 
     ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B, c_inner=sc == 1 and C > 1)
     n_chunks = a_ch * b_ch
     kw = dict(ABS=mode == 3, I64=i64, BLOCK_A=ba, BLOCK_C=bc, BLOCK_B=bb, **pro_kw)
-    fin = dict(MODE=mode, RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=128,
-               BLOCK_K=min(_npow2(n_chunks), 32), num_warps=4)
+    # Rationale: the combine is latency-bound, one step per BLOCK_K partials: 128-group programs
+    # stepping 32 partials took 17-38 us per batch norm of ~1000 chunks (H200 profiles). 32-group
+    # runs (128 B) by up to 4096 // 32 partials cut the steps 4x and spread groups over programs.
+    fc = min(_npow2(C), 32)
+    fk = min(_npow2(n_chunks), 4096 // fc)
+    fin = dict(MODE=mode, RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=fc, BLOCK_K=fk,
+               num_warps=8 if fc * fk >= 2048 else 4)
     return ((3, n_chunks, C), (n_cb, n_chunks), (A, C, B, sa, sc, sb, a_per, b_per, b_ch, n_chunks), kw, [],
-            (_cdiv(C, 128),), (C, n_chunks, eps, 0.0 if momentum is None else float(momentum)), fin)
+            (_cdiv(C, fc),), (C, n_chunks, eps, 0.0 if momentum is None else float(momentum)), fin)
 
 
 def _nrm_group_stats(stats_kernel, sp, x, pro, rm=None, rv=None, nbt=None):
@@ -186,7 +192,7 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     dev = ops[0].device
     plan, ops = _plan_of(plans, ops, _nrm_planner, dtype, roles, chains, planner, norm)
     shape, path, args, kw, grid, pick, pt, et, sp = plan
-    y = torch.empty(shape, device=dev, dtype=dtype)
+    y = _nrm_empty(shape, dev, dtype, kw.get("OUT_CL", False))
     if path < 0:
         return y
     # Indexing by role, not _nrm_split's dict: this runs on every call.
@@ -209,6 +215,15 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     else:  # 3, 5: apply with the running statistics
         _launch(apply, grid, pick, (x, y, y, w, b, rm, rv, *args, *tail), kw)
     return y
+
+
+def _nrm_empty(shape, dev, dtype, cl):
+    """A norm's output: contiguous, or channels-last where the plan keeps it so (runtime
+    norm_batch.py, every reader a convolution)."""
+    if not cl:
+        return torch.empty(shape, device=dev, dtype=dtype)
+    fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
+    return torch.empty(shape, device=dev, dtype=dtype, memory_format=fmt)
 
 
 def _nrm_split(ops, roles, chains):
@@ -285,38 +300,6 @@ def _nrm_groups_plan(x, shape, i64, p_kw, roles, groups, eps):
     br, bl = _nrm_apply_plan(N * C, HW)
     kw = dict(SIDX=0, AFF=1, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl)
     return x, 1, (N * C, HW, HW, rows, C, cpg, eps), kw, (_cdiv(N * C, br) * _cdiv(HW, bl),), sp
-
-
-def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum):
-    """batch_norm: two-level statistics then apply in training (path 1), updating the running
-    statistics present in `roles`; one elementwise pass with the running statistics in eval (3).
-    A 4-D / 5-D x laid out channels-last is read in place (paths 4 and 5, the same with the
-    channels-last apply kernel): statistics over (image, pixel) per channel with the channels
-    contiguous, the apply transposing into the NCHW output."""
-    N, C, HW = _nrm_nchw(shape)
-    cl = _nrm_channels_last(x)
-    if cl:  # the apply's tiles: channels x pixels of one image
-        br, bl = _nrm_apply_plan(C, HW, cl=True)
-        grid = (N * _cdiv(C, br) * _cdiv(HW, bl),)
-    else:
-        x = x.contiguous()
-        br, bl = _nrm_apply_plan(N * C, HW)
-        grid = (_cdiv(N * C, br) * _cdiv(HW, bl),)
-    args = (N * C, HW, HW, C, C, 1, eps)
-    kw = dict(SIDX=1, AFF=1, FROM_RUNNING=not training, BLOCK_R=br, BLOCK_L=bl)
-    if not training:
-        return x, 5 if cl else 3, args, kw, grid, None
-    running = "rm" in roles and "rv" in roles
-    sc, sb = (1, C) if cl else (HW, 1)  # strides of a channel and of a pixel
-    sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in roles, momentum)
-    return x, 4 if cl else 1, args, kw, grid, sp
-
-
-def _nrm_channels_last(x):
-    """x is a 4-D / 5-D tensor laid out channels-last and not also contiguous (one channel or
-    one pixel is both): the layout the channels-last paths read."""
-    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
-    return fmt is not None and x.is_contiguous(memory_format=fmt) and not x.is_contiguous()
 
 
 def _nrm_nchw(shape):

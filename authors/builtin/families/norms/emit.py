@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from ...frontend.ir import Region, Value
-from ...runtime import COLLAPSE, NORMS_RUNTIME
+from ...runtime import COLLAPSE, NORM_BATCH, NORMS_RUNTIME
 from ...templates.base import EmitContext, Emitted
 from ..pointwise.codegen import ChainCode
 from . import kernels as S
@@ -120,30 +120,34 @@ class NormLaunch:
 
 
 def _launcher(spec: NormSpec, ch: Chains, k: dict[str, str], names: tuple[str, str],
-            extra: dict[str, Value | str | None], dtype: torch.dtype) -> NormLaunch:
+            extra: dict[str, Value | str | None], dtype: torch.dtype, keep_nhwc: bool) -> NormLaunch:
     """The launcher of `spec` with kernels `k` (names: the launcher's and its plan cache's)."""
     pro, epi = ch.params()
     first = pro if ch.pro else ["x"]
     roles = tuple(r for r, v in extra.items() if v is not None)
     chains = (len(pro) if ch.pro else None, len(epi) if ch.epi else None)
-    planner, norm = _planner(spec)
+    planner, norm = _planner(spec, keep_nhwc)
     return NormLaunch(names[0], names[1], planner, tuple(k.values()), (*first, *extra, *epi),
                       (*first, *roles, *epi), str(dtype), roles, chains, norm)
 
 
-def _planner(spec: NormSpec) -> tuple[str, tuple[object, ...]]:
+def _planner(spec: NormSpec, keep_nhwc: bool = False) -> tuple[str, tuple[object, ...]]:
     """The runtime planner of the norm's kind and its parameters."""
     if spec.kind == "batch_norm":
-        return "_nrm_batch_plan", (spec.eps, spec.training, spec.momentum)
+        return "_nrm_batch_plan", (spec.eps, spec.training, spec.momentum, keep_nhwc)
     if spec.kind in ("group_norm", "instance_norm"):
         return "_nrm_groups_plan", (spec.groups if spec.kind == "group_norm" else None, spec.eps)
     dims = (-spec.reduce_last, None) if spec.dim is None else (spec.dim, spec.dim + 1)
     return "_nrm_rows_plan", (*dims, spec.mode, spec.eps)
 
 
-def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec) -> Emitted:
+def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec, keep_nhwc: bool = False) -> Emitted:
+    """A norm region's launcher and forward line. `keep_nhwc`: every reader of the region's output
+    is a convolution converting its input to channels-last (families/conv_pool/layout.py's
+    nhwc_readers), so a 4-D / 5-D batch norm reading channels-last may write channels-last too."""
     ctx.share("collapse", COLLAPSE)
     ctx.share("norms_runtime", NORMS_RUNTIME)
+    ctx.share("norm_batch", NORM_BATCH)
     ch = Chains(region)
     em = Emitted()
     out = region.output()
@@ -161,7 +165,8 @@ def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec) -> Emitted:
         extra = {"w": spec.weight, "b": spec.bias, "rm": spec.running_mean, "rv": spec.running_var,
                  "nbt": spec.nbt}
     k = _kernels(ctx, ch, which, em)
-    em.helpers.append(_launcher(spec, ch, k, (lname, ctx.name("plans")), extra, out.meta.dtype).render())
+    em.helpers.append(_launcher(spec, ch, k, (lname, ctx.name("plans")), extra, out.meta.dtype,
+                               keep_nhwc and "apply_cl" in which).render())
     pro, epi = ch.forward_args()
     first = pro if ch.pro else [spec.x.name]
     args = [_arg(v) for v in extra.values()]

@@ -10,7 +10,8 @@ Every norm here is "statistics over a group of elements, then an elementwise app
   programs so every SM streams, a tiny combine (also updating BatchNorm running statistics), and
   one elementwise pass. Used for batch norm, large groups, and few long rows. A batch norm whose
   input arrives channels-last (a convolution's output kept NHWC for it) reads it in place: the
-  statistics through strides, the apply by APPLY_CL, which writes the NCHW result.
+  statistics through strides, the apply by APPLY_CL, which writes the NCHW result (or keeps
+  channels-last where only convolutions read it).
 
 Each kernel below is real Triton and is, verbatim, what a norm without fused chains launches.
 `render` derives a region's variant from it: its fused prologue replaces the direct load
@@ -274,11 +275,12 @@ def _nrm_apply_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG
 @triton.jit
 def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps, SIDX: tl.constexpr,
            AFF: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, FROM_RUNNING: tl.constexpr,
-           I64: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
+           OUT_CL: tl.constexpr, I64: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
     """Batch norm's apply (_nrm_apply_kernel's arguments) on a channels-last x, writing y in NCHW:
     a tile is BLOCK_R channels x BLOCK_L pixels of one image, read along the channels (x's
     contiguous run) and stored along the pixels (y's), so the transposition rides on the pass
-    (the conv before it need not convert its output back)."""
+    (the conv before it need not convert its output back). With OUT_CL, y is channels-last too
+    (every reader is a convolution that would convert it): stored where x was read."""
     pid = tl.program_id(0)
     n_lb = tl.cdiv(L, BLOCK_L)
     n_cb = tl.cdiv(C, BLOCK_R)
@@ -293,7 +295,8 @@ def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, 
     rmask = ch < C
     mask = rmask[:, None] & (cols < L)[None, :]
     lin = (img * C + ch)[:, None] * L + cols[None, :]
-    xoff = img * L * C + cols[None, :] * C + ch[:, None]
+    nhwc = img * L * C + cols[None, :] * C + ch[:, None]  # x's offsets, and y's under OUT_CL
+    xoff = nhwc
     v = tl.load(x + xoff, mask=mask, other=0.0)
     v = v.to(tl.float32)
     shift, scale = _nrm_shift_scale(stats, rm, rv, ch, rmask, n_stats, eps, FROM_RUNNING)
@@ -303,7 +306,10 @@ def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, 
     if HAS_B:
         out = out + tl.load(b + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
     res = out
-    tl.store(y + lin, res, mask=mask)
+    if OUT_CL:
+        tl.store(y + nhwc, res, mask=mask)
+    else:
+        tl.store(y + lin, res, mask=mask)
 
 
 @dataclass(frozen=True)

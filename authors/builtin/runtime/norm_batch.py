@@ -1,0 +1,46 @@
+"""Batch norm's launch planner (`_nrm_batch_plan`, named by families/norms/emit.py): which path
+runs and with which tiles, from x's layout and the module's mode.
+
+Pasted into a solution with a norm (runtime.NORM_BATCH), after runtime/norms.py, whose helpers
+it calls.
+"""
+
+import torch
+
+from .common import _cdiv
+from .norms import _nrm_apply_plan, _nrm_nchw, _nrm_stats_prep
+
+
+def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum, keep_nhwc=False):
+    """batch_norm: two-level statistics then apply in training (path 1), updating the running
+    statistics present in `roles`; one elementwise pass with the running statistics in eval (3).
+    A 4-D / 5-D x laid out channels-last is read in place (paths 4 and 5, the same with the
+    channels-last apply kernel): statistics over (image, pixel) per channel with the channels
+    contiguous, the apply transposing into the NCHW output, or keeping channels-last when
+    `keep_nhwc` (the emitter found only convolutions reading the result: each would convert it)."""
+    N, C, HW = _nrm_nchw(shape)
+    cl = _nrm_channels_last(x)
+    if cl:  # the apply's tiles: channels x pixels of one image
+        br, bl = _nrm_apply_plan(C, HW, cl=True)
+        grid = (N * _cdiv(C, br) * _cdiv(HW, bl),)
+    else:
+        x = x.contiguous()
+        br, bl = _nrm_apply_plan(N * C, HW)
+        grid = (_cdiv(N * C, br) * _cdiv(HW, bl),)
+    args = (N * C, HW, HW, C, C, 1, eps)
+    kw = dict(SIDX=1, AFF=1, FROM_RUNNING=not training, BLOCK_R=br, BLOCK_L=bl)
+    if cl:
+        kw["OUT_CL"] = bool(keep_nhwc)
+    if not training:
+        return x, 5 if cl else 3, args, kw, grid, None
+    running = "rm" in roles and "rv" in roles
+    sc, sb = (1, C) if cl else (HW, 1)  # strides of a channel and of a pixel
+    sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in roles, momentum)
+    return x, 4 if cl else 1, args, kw, grid, sp
+
+
+def _nrm_channels_last(x):
+    """x is a 4-D / 5-D tensor laid out channels-last and not also contiguous (one channel or
+    one pixel is both): the layout the channels-last paths read."""
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
+    return fmt is not None and x.is_contiguous(memory_format=fmt) and not x.is_contiguous()
