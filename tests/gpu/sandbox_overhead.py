@@ -9,6 +9,8 @@ each problem the built-in author's first candidate and the reference are timed b
 `eval.timing.Timer` (L2 flushed, device idle before each call, CUDA events) in four setups, each
 adding one thing:
   inproc    this process
+  poison    the same with the candidate process's allocator poisoning before each run (2x the
+            input bytes written and freed; the judge times eager without it)
   plain     a fresh `python -P` process, this environment
   env       the same with the sandbox's environment (eval.sandbox_env.child_env: an allowlist,
             home and temp in a scratch folder)
@@ -26,12 +28,19 @@ import tempfile
 from pathlib import Path
 
 
-def measure(problem_path: str, cand_path: str) -> dict[str, float]:
-    """Eager and the candidate at full size, the evaluator's protocol, default policy."""
+def measure(problem_path: str, cand_path: str, poison: bool = False) -> dict[str, float]:
+    """Eager and the candidate at full size, the evaluator's protocol, default policy; `poison`:
+    both with the candidate process's allocator poisoning (twice the input bytes) before each run."""
     import torch
     from kernelskill.eval import precision as P
+    from kernelskill.eval.poison import poison_cuda_allocator
     from kernelskill.eval.problem import load_candidate, load_problem
     from kernelskill.eval.timing import Timer
+
+    class PoisonTimer(Timer):
+        def flush_l2(self) -> None:
+            poison_cuda_allocator(nbytes)
+            super().flush_l2()
 
     prob = load_problem(Path(problem_path).read_text(), "full", problem_path)
     module = load_candidate(Path(cand_path).read_text(), cand_path)
@@ -45,7 +54,8 @@ def measure(problem_path: str, cand_path: str) -> dict[str, float]:
     for s in range(3):
         torch.manual_seed(1 + s)
         sets.append([x.cuda() if isinstance(x, torch.Tensor) else x for x in prob.get_inputs()])
-    timer = Timer("cuda")
+    nbytes = 2 * sum(x.numel() * x.element_size() for x in sets[0] if isinstance(x, torch.Tensor))
+    timer = PoisonTimer("cuda") if poison else Timer("cuda")
     with torch.no_grad(), P.applied(P.policy("default")):
         eager = timer.time(ref, sets).median_ms
         cand = timer.time(new, sets).median_ms
@@ -77,7 +87,8 @@ def one(problem_path: str) -> None:
     cand.write_text(BuiltinAuthor().generate(task).source)
     shutil.copy(__file__, scratch / "worker.py")
     cmd = _worker_cmd(scratch, problem, cand)
-    rows = {"inproc": measure(str(problem), str(cand))}
+    rows = {"inproc": measure(str(problem), str(cand)),
+            "poison": measure(str(problem), str(cand), poison=True)}
     for name, env in (("plain", None), ("env", child_env("cuda", scratch))):
         done = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=300)
         rows[name] = _last_json(done.stdout) or {"error": done.stderr.strip()[-300:]}
