@@ -20,16 +20,13 @@ from pathlib import Path
 import torch
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
+from kernelskill.eval import harness as H
 from kernelskill.eval.compare import compare
 from kernelskill.eval.precision import applied, policy
 from kernelskill.eval.problem import load_problem
 from kernelskill.eval.timing import Timer
 from kernelskill.state.records import Problem
 from torch.profiler import ProfilerActivity, profile
-
-
-def cuda(xs: list) -> list:
-    return [x.cuda() if isinstance(x, torch.Tensor) else x for x in xs]
 
 
 def load_module(path: Path):  # noqa: ANN201
@@ -70,16 +67,8 @@ def one(path: Path, pol_name: str, out: Path | None, author: BuiltinAuthor) -> N
     cpath.parent.mkdir(parents=True, exist_ok=True)
     cpath.write_text(cand.source)
     mod = load_module(cpath)
-    torch.manual_seed(0)
-    init = prob.get_init_inputs()
-    torch.manual_seed(0)
-    ref = prob.model_cls(*init).cuda()
-    torch.manual_seed(0)
-    new = mod.ModelNew(*init).cuda()
-    sets = []
-    for s in range(3):
-        torch.manual_seed(1 + s)
-        sets.append(cuda(prob.get_inputs()))
+    ref, new = H.build(prob.model_cls, prob, 0, "cuda"), H.build(mod.ModelNew, prob, 0, "cuda")
+    sets = [H.make_inputs(prob, 1 + s, "cuda") for s in range(3)]
     x = sets[0]
     timer = Timer("cuda")
     with torch.no_grad(), applied(pol):

@@ -32,6 +32,7 @@ def measure(problem_path: str, cand_path: str, poison: bool = False) -> dict[str
     """Eager and the candidate at full size, the evaluator's protocol, default policy; `poison`:
     both with the candidate process's allocator poisoning (twice the input bytes) before each run."""
     import torch
+    from kernelskill.eval import harness as H
     from kernelskill.eval import precision as P
     from kernelskill.eval.poison import poison_cuda_allocator
     from kernelskill.eval.problem import load_candidate, load_problem
@@ -44,16 +45,8 @@ def measure(problem_path: str, cand_path: str, poison: bool = False) -> dict[str
 
     prob = load_problem(Path(problem_path).read_text(), "full", problem_path)
     module = load_candidate(Path(cand_path).read_text(), cand_path)
-    torch.manual_seed(0)
-    init = prob.get_init_inputs()
-    torch.manual_seed(0)
-    ref = prob.model_cls(*init).cuda()
-    torch.manual_seed(0)
-    new = module.ModelNew(*init).cuda()
-    sets = []
-    for s in range(3):
-        torch.manual_seed(1 + s)
-        sets.append([x.cuda() if isinstance(x, torch.Tensor) else x for x in prob.get_inputs()])
+    ref, new = H.build(prob.model_cls, prob, 0, "cuda"), H.build(module.ModelNew, prob, 0, "cuda")
+    sets = [H.make_inputs(prob, 1 + s, "cuda") for s in range(3)]
     nbytes = 2 * sum(x.numel() * x.element_size() for x in sets[0] if isinstance(x, torch.Tensor))
     timer = PoisonTimer("cuda") if poison else Timer("cuda")
     with torch.no_grad(), P.applied(P.policy("default")):
