@@ -64,7 +64,7 @@ LOSSES_RUNTIME = source(losses)
 NORMS_RUNTIME = source(norms)
 """Layouts, plans and the two-level statistics of normalizations (runtime/norms.py)."""
 NORM_BATCH = source(norm_batch)
-"""Batch norm's planner (runtime/norm_batch.py); pasted with NORMS_RUNTIME, whose helpers it calls."""
+"""Batch norm's planner (runtime/norm_batch.py); pasted after NORMS_RUNTIME where a batch norm is."""
 GEMM_RUNTIME = source(gemm)
 """The GEMM launchers' runtime call and planner, batch collapse, epilogue geometry (runtime/gemm.py)."""
 GEMM_PREP = source(gemm_prep)

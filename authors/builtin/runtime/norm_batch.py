@@ -1,8 +1,8 @@
 """Batch norm's launch planner (`_nrm_batch_plan`, named by families/norms/emit.py): which path
 runs and with which tiles, from x's layout and the module's mode.
 
-Pasted into a solution with a norm (runtime.NORM_BATCH), after runtime/norms.py, whose helpers
-it calls.
+Pasted into a solution with a batch norm (runtime.NORM_BATCH), after runtime/norms.py, whose
+helpers it calls.
 """
 
 import torch

@@ -5,7 +5,7 @@ the normalized dims, config pruning, and the two-level statistics with their com
 Batch norm's planner is runtime/norm_batch.py.
 
 Pasted whole into a solution with a norm (runtime.NORMS_RUNTIME), after runtime/common.py, whose
-helpers it calls, with runtime/norm_batch.py (runtime.NORM_BATCH).
+helpers it calls; with a batch norm, runtime/norm_batch.py follows (runtime.NORM_BATCH).
 """
 
 import torch

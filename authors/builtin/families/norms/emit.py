@@ -147,7 +147,8 @@ def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec, keep_nhwc: bool 
     nhwc_readers), so a 4-D / 5-D batch norm reading channels-last may write channels-last too."""
     ctx.share("collapse", COLLAPSE)
     ctx.share("norms_runtime", NORMS_RUNTIME)
-    ctx.share("norm_batch", NORM_BATCH)
+    if spec.kind == "batch_norm":
+        ctx.share("norm_batch", NORM_BATCH)
     ch = Chains(region)
     em = Emitted()
     out = region.output()
