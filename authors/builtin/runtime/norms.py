@@ -333,6 +333,17 @@ def _nrm_shift_scale(stats, rm, rv, s, m, n_stats, eps, FROM_RUNNING: tl.constex
 
 
 @triton.jit
+def _nrm_affine(out, w, b, idx, m, HAS_W: tl.constexpr, HAS_B: tl.constexpr):
+    """`out` times w[idx] plus b[idx], each where present (`idx` and mask `m` broadcast against
+    `out`): the affine step every norm kernel ends with."""
+    if HAS_W:
+        out = out * tl.load(w + idx, mask=m, other=0.0).to(tl.float32)
+    if HAS_B:
+        out = out + tl.load(b + idx, mask=m, other=0.0).to(tl.float32)
+    return out
+
+
+@triton.jit
 def _nrm_finalize(part, stats, rm, rv, nbt, C, n_chunks, eps, momentum, MODE: tl.constexpr,
                   RUNNING: tl.constexpr, CUMULATIVE: tl.constexpr, BLOCK_C: tl.constexpr,
                   BLOCK_K: tl.constexpr):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import triton
 import triton.language as tl
 
-from ...runtime.norms import _nrm_merge, _nrm_shift_scale
+from ...runtime.norms import _nrm_affine, _nrm_merge, _nrm_shift_scale
 from ...templates.launch import TUNE_CACHE
 
 # Modes shared by kernels and launchers: what the statistics are and how they scale x.
@@ -75,16 +75,10 @@ def _nrm_row_kernel(x, y, w, b, n_rows, R, sx, eps, G, CPG, HW, MODE: tl.constex
     else:
         out = v * (1.0 / tl.maximum(tl.sum(tl.abs(v), axis=1), eps))[:, None]
     if AFF == 2:
-        if HAS_W:
-            out = out * tl.load(w + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
-        if HAS_B:
-            out = out + tl.load(b + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
+        out = _nrm_affine(out, w, b, cols[None, :], cmask[None, :], HAS_W, HAS_B)
     elif AFF == 1:
         ch = (rows[:, None] % G) * CPG + cols[None, :] // HW
-        if HAS_W:
-            out = out * tl.load(w + ch, mask=mask, other=0.0).to(tl.float32)
-        if HAS_B:
-            out = out + tl.load(b + ch, mask=mask, other=0.0).to(tl.float32)
+        out = _nrm_affine(out, w, b, ch, mask, HAS_W, HAS_B)
     res = out
     tl.store(y + lin, res, mask=mask)
 
@@ -126,10 +120,7 @@ def _nrm_col_kernel(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps, MODE
         else:
             scale = 1.0 / tl.maximum(tl.sum(tl.abs(v), axis=0), eps)
         out = (v - mean[None, :]) * scale[None, :]
-        if HAS_W:
-            out = out * tl.load(w + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
-        if HAS_B:
-            out = out + tl.load(b + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
+        out = _nrm_affine(out, w, b, rr[:, None], rmask[:, None], HAS_W, HAS_B)
         res = out
         tl.store(y + lin, res, mask=mask)
     else:
@@ -169,10 +160,7 @@ def _nrm_col_kernel(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps, MODE
             xoff = xb + rr[:, None] * sxr
             v = tl.load(x + xoff, mask=mask, other=0.0)
             out = (v.to(tl.float32) - mean[None, :]) * scale[None, :]
-            if HAS_W:
-                out = out * tl.load(w + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
-            if HAS_B:
-                out = out + tl.load(b + rr, mask=rmask, other=0.0).to(tl.float32)[:, None]
+            out = _nrm_affine(out, w, b, rr[:, None], rmask[:, None], HAS_W, HAS_B)
             res = out
             tl.store(y + lin, res, mask=mask)
 
@@ -259,15 +247,9 @@ def _nrm_apply_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG
     out = (v - shift[:, None]) * scale[:, None]
     if AFF == 1:
         ch = rows % C
-        if HAS_W:
-            out = out * tl.load(w + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
-        if HAS_B:
-            out = out + tl.load(b + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
+        out = _nrm_affine(out, w, b, ch[:, None], rmask[:, None], HAS_W, HAS_B)
     elif AFF == 2:
-        if HAS_W:
-            out = out * tl.load(w + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
-        if HAS_B:
-            out = out + tl.load(b + cols, mask=cmask, other=0.0).to(tl.float32)[None, :]
+        out = _nrm_affine(out, w, b, cols[None, :], cmask[None, :], HAS_W, HAS_B)
     res = out
     tl.store(y + lin, res, mask=mask)
 
@@ -301,10 +283,7 @@ def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, 
     v = v.to(tl.float32)
     shift, scale = _nrm_shift_scale(stats, rm, rv, ch, rmask, n_stats, eps, FROM_RUNNING)
     out = (v - shift[:, None]) * scale[:, None]
-    if HAS_W:
-        out = out * tl.load(w + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
-    if HAS_B:
-        out = out + tl.load(b + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
+    out = _nrm_affine(out, w, b, ch[:, None], rmask[:, None], HAS_W, HAS_B)
     res = out
     if OUT_CL:
         tl.store(y + nhwc, res, mask=mask)
