@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +63,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         problem, settings, cfg = _fresh(args, source, precision, cfg)
     set_config(cfg)
-    wait_for_reference = _start_reference_check(problem, settings) if existing is None else None
-    _check_author(settings)
-    from ..graph.runner import run as run_graph
-    if wait_for_reference is not None:
-        wait_for_reference()
+    reference = _ReferenceCheck(problem, settings) if existing is None else None
+    try:
+        _check_author(settings)
+        from ..graph.runner import run as run_graph
+        if reference is not None:
+            reference.wait()
+    except BaseException:
+        if reference is not None:
+            reference.stop()
+        raise
     thread = args.thread or f"{problem.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out = Path(settings.out) if settings.out else Path("runs") / problem.name
 
@@ -132,33 +136,43 @@ def _check_author(settings: Any) -> None:
         raise UsageError(str(e)) from None
 
 
-def _start_reference_check(problem: Any, settings: Any) -> Callable[[], None]:
-    """Start `_check_reference` in a thread; the returned function waits for it and raises what it
-    raised. Rationale: the check is a child process (3-6 s on the 2-core machine, mostly importing
-    torch), and the author's imports (torch, triton: 3-6 s) and the graph's (langgraph: 2-3 s)
-    overlap it instead of following it. A daemon thread: an author error or Ctrl-C meanwhile ends
-    the run at once (the sandboxed child dies with this process: its lifeline pipe closes)."""
-    # Imported here, not first in the thread: two threads importing one module can deadlock.
-    from ..eval import api, reference_check  # noqa: F401
+class _ReferenceCheck:
+    """`_check_reference` in a thread, started at once. Rationale: the check is a child process
+    (3-6 s on the 2-core machine, mostly importing torch), and the author's imports (torch,
+    triton: 3-6 s) and the graph's (langgraph: 2-3 s) overlap it instead of following it."""
 
-    outcome: list[BaseException | None] = []
+    def __init__(self, problem: Any, settings: Any) -> None:
+        # Imported here, not first in the thread: two threads importing one module can deadlock.
+        from ..eval import api, reference_check  # noqa: F401
 
-    def check() -> None:
+        self.outcome: list[BaseException | None] = []
+        self.worker = threading.Thread(target=self._check, args=(problem, settings),
+                                       name="reference-check", daemon=True)
+        self.worker.start()
+
+    def _check(self, problem: Any, settings: Any) -> None:
         try:
             _check_reference(problem, settings)
-            outcome.append(None)
+            self.outcome.append(None)
         except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
-            outcome.append(e)
+            self.outcome.append(e)
 
-    worker = threading.Thread(target=check, name="reference-check", daemon=True)
-    worker.start()
+    def wait(self) -> None:
+        """Wait for the check; raise what it raised."""
+        self.worker.join()
+        if self.outcome and self.outcome[0] is not None:
+            raise self.outcome[0]
 
-    def wait() -> None:
-        worker.join()
-        if outcome and outcome[0] is not None:
-            raise outcome[0]
+    def stop(self, within_s: float = 10.0) -> None:
+        """The run ends early (an author error, Ctrl-C): end the check's child and let the thread
+        remove its scratch folder, so that no child outlives us writing into a folder the
+        interpreter's exit is deleting. Repeated: the child may start after the first call."""
+        from ..eval.child import stop_all
 
-    return wait
+        deadline = time.monotonic() + within_s
+        while self.worker.is_alive() and time.monotonic() < deadline:
+            stop_all()
+            self.worker.join(0.2)
 
 
 def _check_reference(problem: Any, settings: Any) -> None:

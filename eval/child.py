@@ -98,10 +98,32 @@ class _Started:
                             returncode=self.run.returncode(), elapsed_s=round(time.time() - started, 3))
         finally:
             self.tmp.cleanup()
+            _untrack(self.run)
 
     def discard(self) -> None:
         sandbox.kill_all(self.run)
         self.tmp.cleanup()
+        _untrack(self.run)
+
+
+_LIVE: list[sandbox.SandboxRun] = []
+_LIVE_LOCK = threading.Lock()
+
+
+def _untrack(run: sandbox.SandboxRun) -> None:
+    with _LIVE_LOCK:
+        _LIVE[:] = [r for r in _LIVE if r is not run]
+
+
+def stop_all() -> None:
+    """End every child this process started that is still running (a Ctrl-C, or an error on
+    another thread than the one waiting on it): that thread sees its child end at once and removes
+    the scratch folder as usual, instead of the interpreter's exit racing a child still writing
+    there."""
+    with _LIVE_LOCK:
+        runs = list(_LIVE)
+    for run in runs:
+        sandbox.cut_lifeline(run)
 
 
 def _start(module: str, device: str, timeout_s: float, reference_only: bool,
@@ -126,6 +148,8 @@ def _start(module: str, device: str, timeout_s: float, reference_only: bool,
             run = sandbox.sandboxed_popen(cmd, d, device, timeout_s=timeout_s, stdin=subprocess.PIPE,
                                           stdout=logf, stderr=subprocess.STDOUT,
                                           reference_only=reference_only)
+        with _LIVE_LOCK:
+            _LIVE.append(run)
         try:
             run.proc.stdin.write(key.hex().encode() + b"\n")
             run.proc.stdin.flush()

@@ -35,6 +35,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -266,14 +267,24 @@ def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: fl
     return SandboxRun(proc, token, layers, status_r, lifeline_w)
 
 
+_LIFELINES = threading.Lock()
+
+
+def cut_lifeline(run: SandboxRun) -> None:
+    """Close the run's lifeline once (safe from any thread): its supervisor then kills the child
+    and everything it started, and the thread waiting on run.proc sees it end."""
+    with _LIFELINES:  # two threads must not close one fd number twice (the second could be reused)
+        fd, run.lifeline_w = run.lifeline_w, -1
+    if fd >= 0:
+        os.close(fd)
+
+
 def kill_all(run: SandboxRun) -> None:
     """End the child and everything it started: the supervisor first (it kills its descendants
     or, as a PID namespace's init, takes them with it), then the session, then any process still
     carrying the run's token. Returns once the supervisor is reaped."""
     p = run.proc
-    if run.lifeline_w >= 0:
-        os.close(run.lifeline_w)  # the supervisor kills the child and reaps its descendants
-        run.lifeline_w = -1
+    cut_lifeline(run)  # the supervisor kills the child and reaps its descendants
     if p.poll() is None and "pid" in run.layers.namespaces:
         with contextlib.suppress(ProcessLookupError):
             p.send_signal(signal.SIGKILL)  # the namespace dies with `unshare`: no need to wait

@@ -7,12 +7,13 @@ from __future__ import annotations
 import secrets
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 from kernelskill.eval import sandbox as S
-from kernelskill.eval.child import run_child
+from kernelskill.eval.child import run_child, stop_all
 from sandbox_util import LAYERS, alive_with, child
 
 pytestmark = pytest.mark.usefixtures("sandbox_child_on_path")
@@ -131,3 +132,32 @@ os._exit(0)  # killed, as it were: no kill_all, no finally
     assert alive_with(token) == []
 
 
+
+
+def test_stop_all_ends_a_running_child_from_another_thread_and_its_scratch_folder_goes() -> None:
+    """An error or Ctrl-C on one thread while another waits on a child (optimize's reference check
+    runs beside the author's set-up): stop_all ends the child at once, and the waiting thread
+    removes the scratch folder before anything else exits (none left for the interpreter's exit
+    to race a child still writing into it)."""
+    token = secrets.token_hex(8)
+    code = (f"import subprocess, sys, time\nprint('SCRATCH', SCRATCH, flush=True)\n"
+            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', {token!r}])\n"
+            "i = 0\nwhile True:\n    (SCRATCH / f'f{i % 50}').write_text('x' * 1000)\n"
+            "    i += 1\n    time.sleep(0.005)\n")
+    runs: list = []
+    waiter = threading.Thread(target=lambda: runs.append(
+        run_child("sandbox_child", {"code": code}, "cpu", 60.0)), daemon=True)
+    waiter.start()
+    deadline = time.time() + 30
+    while not alive_with(token) and time.time() < deadline:
+        time.sleep(0.05)
+    assert alive_with(token), "the child never started its sleeper"
+    stopped = time.time()
+    stop_all()
+    waiter.join(10)
+    assert not waiter.is_alive() and time.time() - stopped < 6.0
+    run = runs[0]
+    assert not run.timed_out and run.payload is None, run
+    assert alive_with(token) == []
+    scratch = next(ln.split(" ", 1)[1] for ln in run.log_tail.splitlines() if ln.startswith("SCRATCH "))
+    assert not Path(scratch).exists(), scratch
