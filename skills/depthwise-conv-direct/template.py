@@ -27,6 +27,7 @@ from kernelskill.authors.builtin.templates.api import (
     Template,
     autotune,
     chain_ok,
+    conv_bias_expr,
     hashable_attr,
     indent,
     is_float,
@@ -133,10 +134,10 @@ class DepthwiseConvDirect(Template):
         a = op.attrs
         names = ("stride", "padding", "dilation", "groups")
         # The attributes key the launcher's plan cache: a list-valued one is passed as a tuple.
+        bias = conv_bias_expr(op)
         if mod is not None:
-            attrs = [f"{mod}.weight", f"{mod}.bias", *(hashable_attr(f"{mod}.{k}", a.get(k)) for k in names)]
+            attrs = [f"{mod}.weight", bias, *(hashable_attr(f"{mod}.{k}", a.get(k)) for k in names)]
         else:
-            bias = op.inputs[2].name if len(op.inputs) > 2 else "None"
             attrs = [op.inputs[1].name, bias, *(hashable_attr(repr(a[k]), a[k]) for k in names)]
         args = [v.name for v in src_vals] + attrs + [v.name for v in epi_vals]
         return Emitted(kernels=[kernel], helpers=[launch.render()],

@@ -8,7 +8,9 @@ pass then normalizes, applies the affine map and the fused epilogue: 2 reads + 1
 every SM streaming. Groups small enough for registers (GroupNorm after a Linear, instance norm of
 small maps) take the one-pass row kernel instead; BatchNorm in eval mode is the single pass with
 the running statistics. A 4-D / 5-D batch norm reading a convolution's channels-last output in place
-writes NCHW, or keeps channels-last where only convolutions read its result (each would convert it).
+writes NCHW, or keeps channels-last where only convolutions read its result (each would convert it);
+so does a group or instance norm, writing NCHW. A batch norm in training or an instance norm right
+after a convolution absorbs the convolution's bias, which it cancels (the running mean gets it).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from kernelskill.authors.builtin.templates.api import (
     Program,
     Region,
     Template,
+    absorb_conv_biases,
     chains_supported,
     emit_norm,
     nhwc_readers,
@@ -36,10 +39,12 @@ class TwoLevelNormStatistics(Template):
     _nhwc: frozenset[str] = frozenset()
 
     def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:
+        # A convolution's bias that the norm after it cancels goes (absorb_conv_biases).
+        absorbed = absorb_conv_biases(program)
         # Convolutions go channels-last only under a policy with TF32 convolutions (see
         # channels-last-layout); under `strict` they stay NCHW and so does every norm's output.
-        self._nhwc = frozenset(nhwc_readers(program)) if ctx.conv_tf32 else frozenset()
-        return None
+        self._nhwc = frozenset(nhwc_readers(absorbed or program)) if ctx.conv_tf32 else frozenset()
+        return absorbed
 
     def match(self, region: Region) -> bool:
         op = region.anchor

@@ -41,13 +41,15 @@ def generate(source: str, skill: str | None = None, params: dict | None = None,
     return author().apply(task, Plan(skill_id=skill, params=params or {}))
 
 
-def evaluate(problem_source: str, candidate_source: str, trials: int = 2, size: str = "small") -> EvalResult:
+def evaluate(problem_source: str, candidate_source: str, trials: int = 2, size: str = "small",
+             precision: str | None = None) -> EvalResult:
     """Run the evaluator's worker in this process (CPU, interpreter): correctness only, no timing
     stage (tests/eval covers the timed runs' checks; CPU timings are no speedups)."""
+    options = {"device": "cpu", "size": size, "trials": trials, "baselines": False, "timing": False}
+    if precision is not None:
+        options["precision"] = precision
     req = {"problem_source": problem_source, "candidate_source": candidate_source,
-           "problem_name": "<problem>", "candidate_name": "<candidate>",
-           "options": {"device": "cpu", "size": size, "trials": trials, "baselines": False,
-                       "timing": False}}
+           "problem_name": "<problem>", "candidate_name": "<candidate>", "options": options}
     with tempfile.TemporaryDirectory() as d:
         return Worker(req, Path(d) / "progress").run()
 

@@ -18,6 +18,7 @@ from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.families.pointwise.template import FusedElementwise
 from kernelskill.authors.builtin.templates.loader import load_templates
+from kernelskill.eval.problem import load_problem
 from kernelskill.eval.static_checks import run_static_checks
 from kernelskill.state.records import Candidate, Plan
 
@@ -312,3 +313,23 @@ for problem_path, cand_path in json.loads(sys.argv[1]):
         out[fn.__name__ + "@" + cand_path] = k.metadata.shared
 print(json.dumps(out))
 """
+
+
+def same_run(src: str, source: str, path: Path, inputs: list[torch.Tensor] | None = None) -> set[int]:
+    """Two calls of the candidate and of the reference from one state: outputs and buffers agree
+    (running statistics move once per call). Returns the paths the norm launchers planned
+    (runtime/norms.py's _nrm_plan: 4 and 5 read a channels-last x)."""
+    prob = load_problem(src, "small", "<p>")
+    module = load_candidate(source, path)
+    torch.manual_seed(0)
+    ref = prob.model_cls(*prob.get_init_inputs())
+    new = module.ModelNew(*prob.get_init_inputs())
+    new.load_state_dict(ref.state_dict())
+    args = inputs or prob.get_inputs()
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(new(*args), ref(*args), rtol=1e-4, atol=1e-4)
+    for name, buf in ref.named_buffers():
+        torch.testing.assert_close(dict(new.named_buffers())[name], buf, rtol=1e-5, atol=1e-6)
+    return {plan[1] for name, cache in vars(module).items() if name.startswith("_plans")
+            for plan in cache.values() if plan}

@@ -25,6 +25,7 @@ from kernelskill.authors.builtin.runtime import (
     guards,
     losses,
     norm_batch,
+    norm_groups,
     norms,
     pool_global,
     pool_plans,
@@ -37,7 +38,7 @@ from kernelskill.eval.problem import exec_module
 
 CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: runtime.REDUCTIONS_RUNTIME,
              losses: runtime.LOSSES_RUNTIME, norms: runtime.NORMS_RUNTIME,
-             norm_batch: runtime.NORM_BATCH, gemm: runtime.GEMM_RUNTIME,
+             norm_batch: runtime.NORM_BATCH, norm_groups: runtime.NORM_GROUPS, gemm: runtime.GEMM_RUNTIME,
              gemm_prep: runtime.GEMM_PREP, conv_pool: runtime.CP_RUNTIME, pool_plans: runtime.CP_PLANS,
              pool_window: runtime.POOL_WINDOW, pool_global: runtime.POOL_GLOBAL,
              graph_replay: runtime.GRAPH_REPLAY, graph_forward: runtime.GRAPH_FORWARD,

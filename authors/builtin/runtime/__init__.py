@@ -27,6 +27,7 @@ from . import (
     guards,
     losses,
     norm_batch,
+    norm_groups,
     norms,
     pool_global,
     pool_plans,
@@ -65,6 +66,8 @@ NORMS_RUNTIME = source(norms)
 """Layouts, plans and the two-level statistics of normalizations (runtime/norms.py)."""
 NORM_BATCH = source(norm_batch)
 """Batch norm's planner (runtime/norm_batch.py); pasted after NORMS_RUNTIME where a batch norm is."""
+NORM_GROUPS = source(norm_groups)
+"""Group and instance norm's planner (runtime/norm_groups.py); pasted after NORMS_RUNTIME where one is."""
 GEMM_RUNTIME = source(gemm)
 """The GEMM launchers' runtime call and planner, batch collapse, epilogue geometry (runtime/gemm.py)."""
 GEMM_PREP = source(gemm_prep)

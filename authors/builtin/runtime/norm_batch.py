@@ -5,10 +5,8 @@ Pasted into a solution with a batch norm (runtime.NORM_BATCH), after runtime/nor
 helpers it calls.
 """
 
-import torch
-
 from .common import _cdiv
-from .norms import _nrm_apply_plan, _nrm_nchw, _nrm_stats_prep
+from .norms import _nrm_apply_plan, _nrm_channels_last, _nrm_nchw, _nrm_stats_prep
 
 
 def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum, keep_nhwc=False):
@@ -17,7 +15,9 @@ def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum, keep_nh
     A 4-D / 5-D x laid out channels-last is read in place (paths 4 and 5, the same with the
     channels-last apply kernel): statistics over (image, pixel) per channel with the channels
     contiguous, the apply transposing into the NCHW output, or keeping channels-last when
-    `keep_nhwc` (the emitter found only convolutions reading the result: each would convert it)."""
+    `keep_nhwc` (the emitter found only convolutions reading the result: each would convert it).
+    Role "xb": the bias of the convolution before, which x lacks (families/norms/absorb.py): the
+    normalized result does not depend on it, the running mean does."""
     N, C, HW = _nrm_nchw(shape)
     cl = _nrm_channels_last(x)
     if cl:  # the apply's tiles: channels x pixels of one image
@@ -35,12 +35,7 @@ def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum, keep_nh
         return x, 5 if cl else 3, args, kw, grid, None
     running = "rm" in roles and "rv" in roles
     sc, sb = (1, C) if cl else (HW, 1)  # strides of a channel and of a pixel
-    sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in roles, momentum)
+    sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in roles, momentum,
+                         has_xb=running and "xb" in roles)
     return x, 4 if cl else 1, args, kw, grid, sp
 
-
-def _nrm_channels_last(x):
-    """x is a 4-D / 5-D tensor laid out channels-last and not also contiguous (one channel or
-    one pixel is both): the layout the channels-last paths read."""
-    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
-    return fmt is not None and x.is_contiguous(memory_format=fmt) and not x.is_contiguous()

@@ -2,10 +2,11 @@
 launcher is data, see families/norms/emit.py's NormLaunch), their launch plans (the part every
 norm shares, `_nrm_planner`, and one planner per kind taking the norm's parameters), layouts of
 the normalized dims, config pruning, and the two-level statistics with their combine kernel.
-Batch norm's planner is runtime/norm_batch.py.
+Batch norm's planner is runtime/norm_batch.py, group and instance norm's runtime/norm_groups.py.
 
 Pasted whole into a solution with a norm (runtime.NORMS_RUNTIME), after runtime/common.py, whose
-helpers it calls; with a batch norm, runtime/norm_batch.py follows (runtime.NORM_BATCH).
+helpers it calls; with a batch norm, runtime/norm_batch.py follows (runtime.NORM_BATCH), with a
+group or instance norm runtime/norm_groups.py (runtime.NORM_GROUPS).
 """
 
 import torch
@@ -115,10 +116,13 @@ def _nrm_plan(shape, path=-1, args=(), kw=None, grid=None, pt=(), et=(), sp=None
 
 
 def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, has_nbt=False,
-                    momentum=None):
+                    momentum=None, gi=None, sgo=0, has_xb=False):
     """Launch plan of _nrm_group_stats for the statistics of C groups, group c being x[a, c, b]
     for all a < A, b < B: (partials' shape; the level-1 grid, arguments, constexprs and autotuning
-    pick slot; the combine's grid, arguments and constexprs), sizes and flags only, no tensors."""
+    pick slot; the combine's grid, arguments and constexprs), sizes and flags only, no tensors.
+    Group c starts at (c // gi) * sgo + (c % gi) * sc (gi None: c * sc), so an instance or group
+    norm reads channels-last x in place: groups (image, channel group), images sgo apart.
+    `has_xb`: a batch norm's running mean also gets the convolution bias it absorbed."""
     cumulative = running and momentum is None
     if cumulative and not has_nbt:
         raise ValueError("batch norm with momentum=None needs num_batches_tracked")
@@ -132,15 +136,18 @@ def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, 
     fk = min(_npow2(n_chunks), 4096 // fc)
     fin = dict(MODE=mode, RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=fc, BLOCK_K=fk,
                num_warps=8 if fc * fk >= 2048 else 4)
-    return ((3, n_chunks, C), (n_cb, n_chunks), (A, C, B, sa, sc, sb, a_per, b_per, b_ch, n_chunks), kw, [],
+    fin["HAS_XB"] = has_xb
+    gi = C if gi is None else gi
+    return ((3, n_chunks, C), (n_cb, n_chunks), (A, C, B, sa, sc, sb, gi, sgo, a_per, b_per, b_ch, n_chunks),
+            kw, [],
             (_cdiv(C, fc),), (C, n_chunks, eps, 0.0 if momentum is None else float(momentum)), fin)
 
 
-def _nrm_group_stats(stats_kernel, sp, x, pro, rm=None, rv=None, nbt=None):
+def _nrm_group_stats(stats_kernel, sp, x, pro, rm=None, rv=None, nbt=None, xb=None):
     """Level 1 (partials over many programs) and level 2 (combine) of the statistics planned by
     _nrm_stats_prep (`pro`: the fused prologue's operands and arguments); returns a (2, C) tensor
     of (shift, scale). With running statistics it updates them, and num_batches_tracked, in place:
-    data, so on every call, never from the plan."""
+    data, so on every call, never from the plan; `xb`: the bias x lacks, for the running mean."""
     part_shape, grid, args, kw, pick, fgrid, fargs, fkw = sp
     part = torch.empty(part_shape, device=x.device, dtype=torch.float32)
     _launch(stats_kernel, grid, pick, (x, part, *args, *pro), kw)
@@ -151,7 +158,7 @@ def _nrm_group_stats(stats_kernel, sp, x, pro, rm=None, rv=None, nbt=None):
     # Not autotuned: it updates the running statistics in place, and a benchmarking autotuner
     # would apply the update once per trial.
     _nrm_finalize[fgrid](part, stats, rm if running else stats, rv if running else stats,
-                         nbt if fkw["CUMULATIVE"] else stats, *fargs, **fkw)
+                         nbt if fkw["CUMULATIVE"] else stats, stats if xb is None else xb, *fargs, **fkw)
     return stats
 
 
@@ -186,8 +193,8 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     w, b, rm, rv, nbt: weight, bias, running statistics, num_batches_tracked); the epilogue's
     operands. `chains`: (prologue operands, epilogue operands), None for an absent chain.
     `kernels`: the main kernels the planner's paths use (path 0 the first, path 2 the second;
-    a 4-D / 5-D batch norm's channels-last apply, paths 4 and 5, the first), then the two-level
-    statistics and apply kernels; a pruned one is None, and _launch raises on it. `planner`
+    the channels-last apply of paths 4 and 5 third from last), then the two-level statistics and
+    apply kernels; a pruned one is None, and _launch raises on it. `planner`
     and `norm` (its parameters) plan a new signature (see _nrm_planner)."""
     dev = ops[0].device
     plan, ops = _plan_of(plans, ops, _nrm_planner, dtype, roles, chains, planner, norm)
@@ -206,11 +213,11 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     if path in (0, 2):
         _launch(kernels[path // 2], grid, pick, (x, y, w, b, *args, *tail), kw)
         return y
-    rm, rv, nbt = (ops[n + roles.index(r)] if r in roles else None for r in ("rm", "rv", "nbt"))
-    # Paths 4 and 5 are 1 and 3 reading a channels-last x: their apply kernel is the first.
-    apply = kernels[-1] if path in (1, 3) else kernels[0]
+    rm, rv, nbt, xb = (ops[n + roles.index(r)] if r in roles else None for r in ("rm", "rv", "nbt", "xb"))
+    # Paths 4 and 5 are 1 and 3 reading a channels-last x: their apply kernel is third from last.
+    apply = kernels[-1] if path in (1, 3) else kernels[-3]
     if path in (1, 4):
-        st = _nrm_group_stats(kernels[-2], sp, x, pro, rm, rv, nbt)
+        st = _nrm_group_stats(kernels[-2], sp, x, pro, rm, rv, nbt, xb)
         _launch(apply, grid, pick, (x, y, st, w, b, st, st, *args, *tail), kw)
     else:  # 3, 5: apply with the running statistics
         _launch(apply, grid, pick, (x, y, y, w, b, rm, rv, *args, *tail), kw)
@@ -285,21 +292,11 @@ def _nrm_rows_plan(x, shape, i64, p_kw, roles, d0, d1, mode, eps):
     return x, 2, (O, R, I, so, sr, si, yo, yr, yi, eps), kw, (O * _cdiv(I, bi),), None
 
 
-def _nrm_groups_plan(x, shape, i64, p_kw, roles, groups, eps):
-    """group_norm (`groups` groups of channels) / instance_norm (groups None: one per channel):
-    rows in registers (path 0) or two-level statistics (1)."""
-    x = x.contiguous()  # conv outputs are already; anything else pays one copy for coalesced passes
-    N, C, HW = _nrm_nchw(shape)
-    G = C if groups is None else groups
-    cpg = C // G
-    rows, R = N * G, cpg * HW
-    if R <= _NRM_ROW_MAX:
-        grid = lambda meta: (_cdiv(rows, meta['ROWS']),)
-        return x, 0, (rows, R, R, eps, G, cpg, HW), dict(MODE=0, AFF=1, BLOCK=_npow2(R)), grid, None
-    sp = _nrm_stats_prep(1, rows, R, 0, R, 1, 0, eps, i64, p_kw)
-    br, bl = _nrm_apply_plan(N * C, HW)
-    kw = dict(SIDX=0, AFF=1, FROM_RUNNING=False, BLOCK_R=br, BLOCK_L=bl)
-    return x, 1, (N * C, HW, HW, rows, C, cpg, eps), kw, (_cdiv(N * C, br) * _cdiv(HW, bl),), sp
+def _nrm_channels_last(x):
+    """x is a 4-D / 5-D tensor laid out channels-last and not also contiguous (one channel or
+    one pixel is both): the layout the channels-last paths read."""
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
+    return fmt is not None and x.is_contiguous(memory_format=fmt) and not x.is_contiguous()
 
 
 def _nrm_nchw(shape):
@@ -344,11 +341,12 @@ def _nrm_affine(out, w, b, idx, m, HAS_W: tl.constexpr, HAS_B: tl.constexpr):
 
 
 @triton.jit
-def _nrm_finalize(part, stats, rm, rv, nbt, C, n_chunks, eps, momentum, MODE: tl.constexpr,
-                  RUNNING: tl.constexpr, CUMULATIVE: tl.constexpr, BLOCK_C: tl.constexpr,
-                  BLOCK_K: tl.constexpr):
+def _nrm_finalize(part, stats, rm, rv, nbt, xb, C, n_chunks, eps, momentum, MODE: tl.constexpr,
+                  RUNNING: tl.constexpr, CUMULATIVE: tl.constexpr, HAS_XB: tl.constexpr,
+                  BLOCK_C: tl.constexpr, BLOCK_K: tl.constexpr):
     """Level 2: each group's chunk partials -> (shift, scale); x is then normalized as
-    (x - shift) * scale. With RUNNING, also the BatchNorm running-statistics update."""
+    (x - shift) * scale. With RUNNING, also the BatchNorm running-statistics update, whose mean
+    adds back, with HAS_XB, the convolution bias `xb` that x was computed without."""
     cc = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
     cm = cc < C
     n = tl.zeros([BLOCK_C], dtype=tl.float32)
@@ -385,6 +383,8 @@ def _nrm_finalize(part, stats, rm, rv, nbt, C, n_chunks, eps, momentum, MODE: tl
             f = 1.0 / tl.load(nbt).to(tl.float32)
         else:
             f = momentum
+        if HAS_XB:
+            mean += tl.load(xb + cc, mask=cm, other=0.0).to(tl.float32)
         old_m = tl.load(rm + cc, mask=cm, other=0.0)
         tl.store(rm + cc, (1.0 - f) * old_m + f * mean, mask=cm)
         old_v = tl.load(rv + cc, mask=cm, other=0.0)

@@ -15,6 +15,7 @@ from ..families.conv_pool.common import (
     PlaneChain,
     chain_ok,
     conv_attr_args,
+    conv_bias_expr,
     conv_ok,
     hashable_attr,
     indent,
@@ -38,6 +39,7 @@ from ..families.gemm.rewrites import (
     rewrite_triangular,
 )
 from ..families.gemm.template import GemmTemplate
+from ..families.norms.absorb import absorb_conv_biases
 from ..families.norms.emit import emit_norm
 from ..families.norms.match import chains_supported, parse_norm
 from ..families.norms.rewrite import rewrite_manual_norms
@@ -107,11 +109,13 @@ __all__ = [
     "Value",
     "VariantTemplate",
     "WINDOW_CONSTS",
+    "absorb_conv_biases",
     "autotune",
     "chain_ok",
     "chains_supported",
     "channels_last_rule",
     "conv_attr_args",
+    "conv_bias_expr",
     "conv_ok",
     "emit_layout_conv",
     "emit_norm",

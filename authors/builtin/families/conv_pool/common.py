@@ -44,7 +44,10 @@ def tup(v: Any, n: int) -> tuple[int, ...]:
 
 
 def module_expr(op: Op) -> str | None:
-    """`self.conv` for an op lowered from a module call (its torch_expr is `self.conv(x)`)."""
+    """`self.conv` for an op lowered from a module call (its torch_expr is `self.conv(x)`, or a
+    rewrite that changed the call kept the module in attrs["module"])."""
+    if isinstance(op.attrs.get("module"), str):
+        return op.attrs["module"]
     expr = op.torch_expr
     if expr.startswith("self") and "(" in expr:
         return expr[:expr.index("(")]
@@ -165,6 +168,17 @@ def window_tile_lines(channels: str) -> list[str]:
 
 WINDOW_CONSTS = ["KD", "KH", "KW", "SD", "SH", "SW", "PD", "PH", "PW", "DD", "DH", "DW"]
 
+def conv_bias_expr(op: Op) -> str:
+    """The forward's expression of a conv op's bias: the module's, read at run time, or the
+    operand passed; "None" when it has none or a norm after it absorbed it (norms/absorb.py)."""
+    if op.attrs.get("bias") is False:
+        return "None"
+    mod = module_expr(op)
+    if mod is not None:
+        return f"{mod}.bias"
+    return op.inputs[2].name if len(op.inputs) > 2 else "None"
+
+
 def conv_attr_args(region: Region) -> list[str]:
     """Forward-side expressions for (x, weight, bias, stride, padding, dilation, groups[,
     output_padding]) of a conv op: the module's attributes, read at run time, or the literals the
@@ -173,9 +187,9 @@ def conv_attr_args(region: Region) -> list[str]:
     mod = module_expr(op)
     names = ["stride", "padding", "dilation", "groups"] + (["output_padding"]
                                                            if op.kind == "conv_transpose" else [])
+    bias = conv_bias_expr(op)
     if mod is not None:
-        return [op.inputs[0].name, f"{mod}.weight", f"{mod}.bias"] + [f"{mod}.{n}" for n in names]
-    bias = op.inputs[2].name if len(op.inputs) > 2 else "None"
+        return [op.inputs[0].name, f"{mod}.weight", bias] + [f"{mod}.{n}" for n in names]
     vals = [op.attrs.get(n, 0) if n == "output_padding" else op.attrs[n] for n in names]
     # tuples, not lists: the attributes key the launchers' plan caches
     return [op.inputs[0].name, op.inputs[1].name, bias] + [repr(tuple(v) if isinstance(v, list) else v)

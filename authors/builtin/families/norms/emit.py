@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from ...frontend.ir import Region, Value
-from ...runtime import COLLAPSE, NORM_BATCH, NORMS_RUNTIME
+from ...runtime import COLLAPSE, NORM_BATCH, NORM_GROUPS, NORMS_RUNTIME
 from ...templates.base import EmitContext, Emitted
 from ..pointwise.codegen import ChainCode
 from . import kernels as S
@@ -149,6 +149,8 @@ def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec, keep_nhwc: bool 
     ctx.share("norms_runtime", NORMS_RUNTIME)
     if spec.kind == "batch_norm":
         ctx.share("norm_batch", NORM_BATCH)
+    elif spec.kind in ("group_norm", "instance_norm"):
+        ctx.share("norm_groups", NORM_GROUPS)
     ch = Chains(region)
     em = Emitted()
     out = region.output()
@@ -161,10 +163,11 @@ def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec, keep_nhwc: bool 
         extra = {"w": spec.weight, "b": spec.bias}
     else:
         which = ["row", "stats", "apply"] if spec.kind != "batch_norm" else ["stats", "apply"]
-        if spec.kind == "batch_norm" and spec.x.meta is not None and spec.x.meta.rank in (4, 5):
-            which = ["apply_cl", *which]  # a channels-last input (runtime _nrm_batch_plan)
+        if spec.x.meta is not None and spec.x.meta.rank in (4, 5):
+            # A channels-last input's apply, third from last (runtime _nrm_run's paths 4 and 5).
+            which.insert(len(which) - 2, "apply_cl")
         extra = {"w": spec.weight, "b": spec.bias, "rm": spec.running_mean, "rv": spec.running_var,
-                 "nbt": spec.nbt}
+                 "nbt": spec.nbt, "xb": spec.xbias}
     k = _kernels(ctx, ch, which, em)
     em.helpers.append(_launcher(spec, ch, k, (lname, ctx.name("plans")), extra, out.meta.dtype,
                                keep_nhwc and "apply_cl" in which).render())

@@ -8,10 +8,10 @@ Every norm here is "statistics over a group of elements, then an elementwise app
   view): tiles of [reduced, contiguous positions], in registers when they fit, else two loops.
 - STATS -> _nrm_finalize -> APPLY (two-level): per-(group, chunk) Welford partials over many
   programs so every SM streams, a tiny combine (also updating BatchNorm running statistics), and
-  one elementwise pass. Used for batch norm, large groups, and few long rows. A batch norm whose
-  input arrives channels-last (a convolution's output kept NHWC for it) reads it in place: the
-  statistics through strides, the apply by APPLY_CL, which writes the NCHW result (or keeps
-  channels-last where only convolutions read it).
+  one elementwise pass. Used for batch norm, large groups, and few long rows. A batch, group or
+  instance norm whose input arrives channels-last (a convolution's output kept NHWC for it) reads
+  it in place: the statistics through strides, the apply by APPLY_CL, which writes the NCHW
+  result (or, for a batch norm, keeps channels-last where only convolutions read it).
 
 Each kernel below is real Triton and is, verbatim, what a norm without fused chains launches.
 `render` derives a region's variant from it: its fused prologue replaces the direct load
@@ -166,10 +166,11 @@ def _nrm_col_kernel(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps, MODE
 
 
 @triton.jit
-def _nrm_stats_kernel(x, part, A, C, B, sa, sc, sb, A_PER, B_PER, n_bc, n_chunks, ABS: tl.constexpr,
+def _nrm_stats_kernel(x, part, A, C, B, sa, sc, sb, GI, sgo, A_PER, B_PER, n_bc, n_chunks, ABS: tl.constexpr,
            I64: tl.constexpr, BLOCK_A: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_B: tl.constexpr):
     """Level 1: per-lane Welford over one chunk (A_PER x B_PER) of BLOCK_C groups, merged into a
-    (count, mean, M2) partial per group; grid (group blocks, chunks) keeps every SM streaming."""
+    (count, mean, M2) partial per group; grid (group blocks, chunks) keeps every SM streaming.
+    Group c starts at (c // GI) * sgo + (c % GI) * sc: per-image groups of a channels-last x."""
     pc = tl.program_id(0)
     pk = tl.program_id(1)
     a_lo = (pk // n_bc) * A_PER
@@ -185,7 +186,7 @@ def _nrm_stats_kernel(x, part, A, C, B, sa, sc, sb, A_PER, B_PER, n_bc, n_chunks
     cnt = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
     mu = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
     m2 = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
-    c_x = cc[None, :, None] * sc
+    c_x = ((cc // GI) * sgo + (cc % GI) * sc)[None, :, None]
     for a_start in range(a_lo, a_hi, BLOCK_A):
         aa = a_start + ar
         if I64:
@@ -258,10 +259,11 @@ def _nrm_apply_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG
 def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps, SIDX: tl.constexpr,
            AFF: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, FROM_RUNNING: tl.constexpr,
            OUT_CL: tl.constexpr, I64: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
-    """Batch norm's apply (_nrm_apply_kernel's arguments) on a channels-last x, writing y in NCHW:
-    a tile is BLOCK_R channels x BLOCK_L pixels of one image, read along the channels (x's
-    contiguous run) and stored along the pixels (y's), so the transposition rides on the pass
-    (the conv before it need not convert its output back). With OUT_CL, y is channels-last too
+    """The apply (_nrm_apply_kernel's arguments) on a channels-last x, writing y in NCHW: a tile
+    is BLOCK_R channels x BLOCK_L pixels of one image, read along the channels (x's contiguous
+    run) and stored along the pixels (y's), so the transposition rides on the pass (the conv
+    before it need not convert its output back). Statistics per channel (SIDX 1: batch norm) or
+    per (image, channel group) (0: group / instance norm). With OUT_CL, y is channels-last too
     (every reader is a convolution that would convert it): stored where x was read."""
     pid = tl.program_id(0)
     n_lb = tl.cdiv(L, BLOCK_L)
@@ -281,7 +283,11 @@ def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, 
     xoff = nhwc
     v = tl.load(x + xoff, mask=mask, other=0.0)
     v = v.to(tl.float32)
-    shift, scale = _nrm_shift_scale(stats, rm, rv, ch, rmask, n_stats, eps, FROM_RUNNING)
+    if SIDX == 0:  # noqa: SIM108 (unchanged text keeps Triton's cache key)
+        s = (img * C + ch) // CPG
+    else:
+        s = ch
+    shift, scale = _nrm_shift_scale(stats, rm, rv, s, rmask, n_stats, eps, FROM_RUNNING)
     out = (v - shift[:, None]) * scale[:, None]
     out = _nrm_affine(out, w, b, ch[:, None], rmask[:, None], HAS_W, HAS_B)
     res = out

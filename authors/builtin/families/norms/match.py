@@ -22,6 +22,9 @@ class NormSpec:
     running_var: Value | None = None
     nbt: str | None = None
     """Generated-code expression of BatchNorm's num_batches_tracked buffer."""
+    xbias: Value | None = None
+    """The bias of the convolution before a batch norm, absorbed by it (absorb.py): x lacks it,
+    the running mean gets it."""
     mode: int = S.LAYER
     eps: float = 1e-5
     reduce_last: int = 0
@@ -37,6 +40,13 @@ def _operands(op: Op) -> dict[str, Value] | None:
     """weight / bias / running stats among op.inputs[1:], by the names lower.py gives them."""
     found: dict[str, Value] = {}
     rest = [v for v in op.inputs[1:] if v.is_tensor]
+    xbias = op.attrs.get("xbias")
+    if xbias is not None:  # named by the rewrite that moved it here; a ".bias" of another module
+        hit = [v for v in rest if v.name == xbias]
+        if len(hit) != 1 or op.kind != "batch_norm":
+            return None
+        found["xbias"] = hit[0]
+        rest.remove(hit[0])
     for key in ("weight", "bias"):
         ref = op.attrs.get(key)
         if isinstance(ref, str):
@@ -71,7 +81,8 @@ def parse_norm(op: Op) -> NormSpec | None:
     if ops is None:
         return None
     spec = NormSpec(kind=op.kind, x=x, weight=ops.get("weight"), bias=ops.get("bias"),
-                    running_mean=ops.get("running_mean"), running_var=ops.get("running_var"))
+                    running_mean=ops.get("running_mean"), running_var=ops.get("running_var"),
+                    xbias=ops.get("xbias"))
     a = op.attrs
     eps = a.get("eps")
     if op.kind == "rms_norm" and a.get("dim") is not None:
@@ -132,6 +143,8 @@ def parse_norm(op: Op) -> NormSpec | None:
                 if not spec.running_mean.name.endswith(".running_mean"):
                     return None
                 spec.nbt = spec.running_mean.name[: -len("running_mean")] + "num_batches_tracked"
+            if spec.xbias is not None and not (has_rm and spec.training and spec.xbias.meta.numel == c):
+                return None
         elif spec.running_mean is not None:
             return None
     else:

@@ -1,0 +1,134 @@
+"""A convolution's bias absorbed by the batch or instance norm after it (families/norms/absorb.py),
+and group / instance norms reading a convolution's channels-last output in place: outputs and
+running statistics equal the reference's (two calls from one state), the convolution is called
+without its bias and its tail pass is gone, and the PyTorch fallbacks of both rewritten ops
+compute the same. Runs under the interpreter on CPU, where channels-last tensors behave as on
+the GPU."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from author_util import evaluate, problem
+from conv_pool_cases import HEAD, same_run
+from kernelskill.authors.base import AuthorTask
+from kernelskill.authors.builtin.author import BuiltinAuthor
+from kernelskill.authors.builtin.templates.loader import load_templates
+
+_MODEL = '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = {conv}
+        self.n = {norm}
+        if getattr(self.n, "weight", None) is not None:
+            nn.init.normal_(self.n.weight, 1.0, 0.2)
+            nn.init.normal_(self.n.bias, 0.0, 0.2)
+        nn.init.normal_(self.c.bias, 0.5, 1.0)  # large next to the output: a dropped one shows
+    def forward(self, x):
+        y = self.c(x)
+        return {ret}
+def get_inputs():
+    return [torch.randn({shape})]
+def get_init_inputs():
+    return []
+'''
+
+ABSORBED = {
+    "conv2d-bn": ("nn.Conv2d(3, 6, 3, padding=1)", "nn.BatchNorm2d(6)", "2, 3, 9, 7"),
+    "convT3d-bn": ("nn.ConvTranspose3d(3, 4, 2, stride=2)", "nn.BatchNorm3d(4)", "2, 3, 3, 4, 2"),
+    "conv3d-bn-cumulative": ("nn.Conv3d(2, 5, 3, padding=1)", "nn.BatchNorm3d(5, momentum=None)",
+                             "2, 2, 3, 4, 5"),
+    "conv2d-bn-untracked": ("nn.Conv2d(3, 6, 3)", "nn.BatchNorm2d(6, track_running_stats=False)",
+                            "3, 3, 8, 9"),
+    "convT2d-in": ("nn.ConvTranspose2d(3, 5, 4, stride=2, padding=1)", "nn.InstanceNorm2d(5, affine=True)",
+                   "2, 3, 6, 5"),
+    "conv3d-in": ("nn.Conv3d(2, 4, 3, padding=1)", "nn.InstanceNorm3d(4)", "2, 2, 4, 3, 5"),
+}
+
+
+def _src(conv: str, norm: str, shape: str, ret: str = "torch.relu(self.n(y))") -> str:
+    return HEAD + _MODEL.format(conv=conv, norm=norm, shape=shape, ret=ret)
+
+
+def _generate(src: str, precision: str = "default", author: BuiltinAuthor | None = None) -> str:
+    task = AuthorTask(problem=problem(src), device="cpu", precision=precision)
+    return (author or BuiltinAuthor()).generate(task).source
+
+
+def _conv_bias_arg(source: str) -> str:
+    """The bias argument of the forward's one convolution launcher call (x, weight, bias, ...)."""
+    call = re.search(r"= (_vendor_conv\w*)\((.*)\)\n", source)
+    assert call is not None, source
+    return call.group(2).split(", ")[2]
+
+
+@pytest.mark.parametrize("case", list(ABSORBED))
+def test_the_norm_absorbs_the_conv_bias_and_reads_channels_last(case: str, tmp_path: Path) -> None:
+    src = _src(*ABSORBED[case])
+    source = _generate(src)
+    assert _conv_bias_arg(source) == "None", source
+    result = evaluate(src, source, trials=2, precision="default")
+    assert result.correct, f"{result.reason}\n{source}"
+    # No pass adds the bias or converts the convolution's output: the norm reads it in place.
+    assert not any(k.startswith("_conv_layout_kernel") for k in result.kernel_names), result.kernel_names
+    assert any(k.startswith("_nrm_apply_cl_kernel") for k in result.kernel_names), result.kernel_names
+    assert same_run(src, source, tmp_path / "cand.py") == {4}  # running statistics included
+
+
+def test_group_norm_keeps_the_bias_and_reads_channels_last(tmp_path: Path) -> None:
+    """Group norm averages the biases of its channels: the bias stays with the convolution, whose
+    tail pass now keeps channels-last for the norm to read in place."""
+    src = _src("nn.Conv2d(3, 8, 3, padding=1)", "nn.GroupNorm(2, 8)", "2, 3, 7, 6")
+    source = _generate(src)
+    assert _conv_bias_arg(source) == "self.c.bias", source
+    result = evaluate(src, source, trials=2, precision="default")
+    assert result.correct, f"{result.reason}\n{source}"
+    assert same_run(src, source, tmp_path / "cand.py") == {4}
+
+
+@pytest.mark.parametrize("ret", ["torch.relu(self.n(y)) + y", "(self.n(y), y)"])
+def test_the_bias_stays_where_another_op_reads_the_conv_output(ret: str, tmp_path: Path) -> None:
+    src = _src("nn.Conv2d(3, 6, 3, padding=1)", "nn.BatchNorm2d(6)", "2, 3, 5, 4", ret)
+    source = _generate(src)
+    assert _conv_bias_arg(source) == "self.c.bias", source
+    same_run(src, source, tmp_path / "cand.py")
+
+
+def _failing(monkeypatch: pytest.MonkeyPatch, *ids: str) -> BuiltinAuthor:
+    """An author whose templates `ids` fail to emit: their regions fall back to PyTorch."""
+    templates = load_templates()
+    for tid in ids:
+        def broken(*args: object, _tid: str = tid) -> None:
+            raise RuntimeError(f"{_tid} broken for the test")
+        monkeypatch.setattr(templates[tid], "emit", broken)
+    return BuiltinAuthor(templates)
+
+
+@pytest.mark.parametrize("ids", [("two-level-norm-statistics",), ("channels-last-layout",),
+                                 ("two-level-norm-statistics", "channels-last-layout")],
+                         ids=["norm in PyTorch", "conv in PyTorch", "both in PyTorch"])
+def test_the_fallbacks_of_the_rewritten_ops_compute_the_same(ids: tuple[str, ...], tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch norm's fallback adds the bias it absorbed back onto its input (so its running
+    mean moves as the module's), the convolution's runs the functional call without bias."""
+    src = _src(*ABSORBED["conv2d-bn"])
+    source = _generate(src, author=_failing(monkeypatch, *ids))
+    if "two-level-norm-statistics" in ids:
+        assert "self.n(v_c + self.c.bias.reshape(-1, 1, 1))" in source, source
+    if "channels-last-layout" in ids:
+        assert "torch.nn.functional.conv2d(x, self.c.weight, None, self.c.stride" in source, source
+    same_run(src, source, tmp_path / "cand.py")
+
+
+def test_strict_policy_absorbs_too(tmp_path: Path) -> None:
+    """Under `strict` the convolution stays NCHW (vendor-conv-fused-tail): without its bias and
+    with no epilogue it needs no tail pass either."""
+    src = _src(*ABSORBED["convT3d-bn"])
+    source = _generate(src, precision="strict")
+    assert _conv_bias_arg(source) == "None", source
+    result = evaluate(src, source, trials=2, precision="strict")
+    assert result.correct, f"{result.reason}\n{source}"
+    assert same_run(src, source, tmp_path / "cand.py") == {1}
