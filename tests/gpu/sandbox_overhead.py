@@ -11,11 +11,15 @@ adding one thing:
   inproc    this process
   poison    the same with the candidate process's allocator poisoning before each run (2x the
             input bytes written and freed; the judge times eager without it)
+  guard     in this process, the candidate's forwards inside eval.audit's guard (the audit hook
+            on, as in the candidate process), eager outside it as the judge times it
+
   plain     a fresh `python -P` process, this environment
   env       the same with the sandbox's environment (eval.sandbox_env.child_env: an allowlist,
             home and temp in a scratch folder)
   sandbox   eval.sandbox.sandboxed_popen: that environment plus namespaces, rlimits, mounts
-Prints one row per problem and setup: eager ms, candidate ms, candidate over eager.
+Prints one row per problem and setup: eager ms, candidate ms, candidate over eager; then the
+audit events one guarded candidate forward raises (each one a call of the hook's Python code).
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 
-def measure(problem_path: str, cand_path: str, poison: bool = False) -> dict[str, float]:
+def measure(problem_path: str, cand_path: str, poison: bool = False, guard: bool = False) -> dict[str, float]:
     """Eager and the candidate at full size, the evaluator's protocol, default policy; `poison`:
-    both with the candidate process's allocator poisoning (twice the input bytes) before each run."""
+    both with the candidate process's allocator poisoning (twice the input bytes) before each run;
+    `guard`: the candidate's forwards inside the audit guard (with its event census)."""
     import torch
     from kernelskill.eval import harness as H
     from kernelskill.eval import precision as P
@@ -49,10 +55,20 @@ def measure(problem_path: str, cand_path: str, poison: bool = False) -> dict[str
     sets = [H.make_inputs(prob, 1 + s, "cuda") for s in range(3)]
     nbytes = 2 * sum(x.numel() * x.element_size() for x in sets[0] if isinstance(x, torch.Tensor))
     timer = PoisonTimer("cuda") if poison else Timer("cuda")
+    events: Counter = Counter()
+    if guard:
+        from kernelskill.eval import audit
+        new = audit.Guard(Path(cand_path).parent, cand_path).wrap(new)
     with torch.no_grad(), P.applied(P.policy("default")):
         eager = timer.time(ref, sets).median_ms
         cand = timer.time(new, sets).median_ms
-    return {"eager": eager, "cand": cand}
+        if guard:
+            counting = [True]
+            sys.addaudithook(lambda ev, args: counting[0] and events.update([ev]))
+            new(*sets[0])
+            torch.cuda.synchronize()
+            counting[0] = False
+    return {"eager": eager, "cand": cand, **({"events": dict(events.most_common(8))} if guard else {})}
 
 
 def _worker_cmd(scratch: Path, problem: Path, cand: Path) -> list[str]:
@@ -81,7 +97,8 @@ def one(problem_path: str) -> None:
     shutil.copy(__file__, scratch / "worker.py")
     cmd = _worker_cmd(scratch, problem, cand)
     rows = {"inproc": measure(str(problem), str(cand)),
-            "poison": measure(str(problem), str(cand), poison=True)}
+            "poison": measure(str(problem), str(cand), poison=True),
+            "guard": measure(str(problem), str(cand), guard=True)}
     for name, env in (("plain", None), ("env", child_env("cuda", scratch))):
         done = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=300)
         rows[name] = _last_json(done.stdout) or {"error": done.stderr.strip()[-300:]}
@@ -98,6 +115,9 @@ def one(problem_path: str) -> None:
         else:
             print(f"{name:48s} {setup:8s} eager {r['eager']:.3f} ms  candidate {r['cand']:.3f} ms  "
                   f"({r['cand'] / r['eager']:.3f} of eager)", flush=True)
+            if "events" in r:
+                print(f"{name:48s} {setup:8s} audit events in one forward: {r['events'] or 'none'}",
+                      flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
 
 
