@@ -1,9 +1,9 @@
-"""A convolution's bias absorbed by the batch or instance norm after it (families/norms/absorb.py),
-and group / instance norms reading a convolution's channels-last output in place: outputs and
-running statistics equal the reference's (two calls from one state), the convolution is called
-without its bias and its tail pass is gone, and the PyTorch fallbacks of both rewritten ops
-compute the same. Runs under the interpreter on CPU, where channels-last tensors behave as on
-the GPU."""
+"""A convolution's bias absorbed by the batch, instance or group norm after it
+(families/norms/absorb.py), and group / instance norms reading a convolution's channels-last
+output in place: outputs and running statistics equal the reference's (two calls from one
+state), the convolution is called without its bias and its tail pass is gone, and the PyTorch
+fallbacks of both rewritten ops compute the same. Runs under the interpreter on CPU, where
+channels-last tensors behave as on the GPU."""
 
 from __future__ import annotations
 
@@ -46,6 +46,9 @@ ABSORBED = {
     "convT2d-in": ("nn.ConvTranspose2d(3, 5, 4, stride=2, padding=1)", "nn.InstanceNorm2d(5, affine=True)",
                    "2, 3, 6, 5"),
     "conv3d-in": ("nn.Conv3d(2, 4, 3, padding=1)", "nn.InstanceNorm3d(4)", "2, 2, 4, 3, 5"),
+    "conv2d-gn": ("nn.Conv2d(3, 8, 3, padding=1)", "nn.GroupNorm(2, 8)", "2, 3, 7, 6"),
+    "conv3d-gn-odd-groups": ("nn.Conv3d(2, 9, 3, padding=1)", "nn.GroupNorm(3, 9, affine=False)",
+                             "3, 2, 3, 4, 3"),
 }
 
 
@@ -76,17 +79,6 @@ def test_the_norm_absorbs_the_conv_bias_and_reads_channels_last(case: str, tmp_p
     assert not any(k.startswith("_conv_layout_kernel") for k in result.kernel_names), result.kernel_names
     assert any(k.startswith("_nrm_apply_cl_kernel") for k in result.kernel_names), result.kernel_names
     assert same_run(src, source, tmp_path / "cand.py") == {4}  # running statistics included
-
-
-def test_group_norm_keeps_the_bias_and_reads_channels_last(tmp_path: Path) -> None:
-    """Group norm averages the biases of its channels: the bias stays with the convolution, whose
-    tail pass now keeps channels-last for the norm to read in place."""
-    src = _src("nn.Conv2d(3, 8, 3, padding=1)", "nn.GroupNorm(2, 8)", "2, 3, 7, 6")
-    source = _generate(src)
-    assert _conv_bias_arg(source) == "self.c.bias", source
-    result = evaluate(src, source, trials=2, precision="default")
-    assert result.correct, f"{result.reason}\n{source}"
-    assert same_run(src, source, tmp_path / "cand.py") == {4}
 
 
 @pytest.mark.parametrize("ret", ["torch.relu(self.n(y)) + y", "(self.n(y), y)"])
@@ -123,12 +115,18 @@ def test_the_fallbacks_of_the_rewritten_ops_compute_the_same(ids: tuple[str, ...
     same_run(src, source, tmp_path / "cand.py")
 
 
-def test_strict_policy_absorbs_too(tmp_path: Path) -> None:
-    """Under `strict` the convolution stays NCHW (vendor-conv-fused-tail): without its bias and
-    with no epilogue it needs no tail pass either."""
-    src = _src(*ABSORBED["convT3d-bn"])
-    source = _generate(src, precision="strict")
+# A group norm adding the bias makes a new x: its launcher plans each call (no cached plan).
+@pytest.mark.parametrize("case,paths", [("convT3d-bn", {1}), ("conv2d-gn", set()),
+                                        ("conv1d-gn", set())])
+def test_nchw_convolutions_absorb_too(case: str, paths: set[int], tmp_path: Path) -> None:
+    """Under `strict` (and for 1-D convolutions under any policy) the convolution stays NCHW
+    (vendor-conv-fused-tail): without its bias and with no epilogue it needs no tail pass; a
+    group norm then adds the bias to its NCHW input before its usual paths."""
+    conv1d = ("nn.Conv1d(3, 8, 3, padding=1)", "nn.GroupNorm(4, 8)", "2, 3, 11")
+    src = _src(*(conv1d if case == "conv1d-gn" else ABSORBED[case]))
+    precision = "default" if case == "conv1d-gn" else "strict"
+    source = _generate(src, precision=precision)
     assert _conv_bias_arg(source) == "None", source
-    result = evaluate(src, source, trials=2, precision="strict")
+    result = evaluate(src, source, trials=2, precision=precision)
     assert result.correct, f"{result.reason}\n{source}"
-    assert same_run(src, source, tmp_path / "cand.py") == {1}
+    assert same_run(src, source, tmp_path / "cand.py") == paths

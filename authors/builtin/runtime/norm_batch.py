@@ -9,9 +9,10 @@ from .common import _cdiv
 from .norms import _nrm_apply_plan, _nrm_channels_last, _nrm_nchw, _nrm_stats_prep
 
 
-def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum, keep_nhwc=False):
+def _nrm_batch_plan(x, shape, i64, p_kw, named, eps, training, momentum, keep_nhwc=False):
     """batch_norm: two-level statistics then apply in training (path 1), updating the running
-    statistics present in `roles`; one elementwise pass with the running statistics in eval (3).
+    statistics present in `named` (role -> operand); one elementwise pass with the running
+    statistics in eval (3).
     A 4-D / 5-D x laid out channels-last is read in place (paths 4 and 5, the same with the
     channels-last apply kernel): statistics over (image, pixel) per channel with the channels
     contiguous, the apply transposing into the NCHW output, or keeping channels-last when
@@ -30,12 +31,12 @@ def _nrm_batch_plan(x, shape, i64, p_kw, roles, eps, training, momentum, keep_nh
     args = (N * C, HW, HW, C, C, 1, eps)
     kw = dict(SIDX=1, AFF=1, FROM_RUNNING=not training, BLOCK_R=br, BLOCK_L=bl)
     if cl:
-        kw["OUT_CL"] = bool(keep_nhwc)
+        kw.update(OUT_CL=bool(keep_nhwc), HAS_XB=False)  # x's bias, if absorbed, cancels here
     if not training:
         return x, 5 if cl else 3, args, kw, grid, None
-    running = "rm" in roles and "rv" in roles
+    running = "rm" in named and "rv" in named
     sc, sb = (1, C) if cl else (HW, 1)  # strides of a channel and of a pixel
-    sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in roles, momentum,
-                         has_xb=running and "xb" in roles)
+    sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in named, momentum,
+                         has_xb=running and "xb" in named)
     return x, 4 if cl else 1, args, kw, grid, sp
 

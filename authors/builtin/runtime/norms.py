@@ -116,19 +116,20 @@ def _nrm_plan(shape, path=-1, args=(), kw=None, grid=None, pt=(), et=(), sp=None
 
 
 def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, has_nbt=False,
-                    momentum=None, gi=None, sgo=0, has_xb=False):
+                    momentum=None, gi=None, sgo=0, has_xb=False, xb_values=False):
     """Launch plan of _nrm_group_stats for the statistics of C groups, group c being x[a, c, b]
     for all a < A, b < B: (partials' shape; the level-1 grid, arguments, constexprs and autotuning
     pick slot; the combine's grid, arguments and constexprs), sizes and flags only, no tensors.
     Group c starts at (c // gi) * sgo + (c % gi) * sc (gi None: c * sc), so an instance or group
     norm reads channels-last x in place: groups (image, channel group), images sgo apart.
-    `has_xb`: a batch norm's running mean also gets the convolution bias it absorbed."""
+    `has_xb`: a batch norm's running mean also gets the convolution bias it absorbed; `xb_values`:
+    a group norm's values do (x[a, c, b] + xb[(c % gi) * sc + b * sb], a channels-last x's channel)."""
     cumulative = running and momentum is None
     if cumulative and not has_nbt:
         raise ValueError("batch norm with momentum=None needs num_batches_tracked")
     ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B, c_inner=sc == 1 and C > 1)
     n_chunks = a_ch * b_ch
-    kw = dict(ABS=mode == 3, I64=i64, BLOCK_A=ba, BLOCK_C=bc, BLOCK_B=bb, **pro_kw)
+    kw = dict(ABS=mode == 3, HAS_XB=xb_values, I64=i64, BLOCK_A=ba, BLOCK_C=bc, BLOCK_B=bb, **pro_kw)
     # Rationale: the combine is latency-bound, one step per BLOCK_K partials: 128-group programs
     # stepping 32 partials took 17-38 us per batch norm of ~1000 chunks (H200 profiles). 32-group
     # runs (128 B) by up to 4096 // 32 partials cut the steps 4x and spread groups over programs.
@@ -150,7 +151,7 @@ def _nrm_group_stats(stats_kernel, sp, x, pro, rm=None, rv=None, nbt=None, xb=No
     data, so on every call, never from the plan; `xb`: the bias x lacks, for the running mean."""
     part_shape, grid, args, kw, pick, fgrid, fargs, fkw = sp
     part = torch.empty(part_shape, device=x.device, dtype=torch.float32)
-    _launch(stats_kernel, grid, pick, (x, part, *args, *pro), kw)
+    _launch(stats_kernel, grid, pick, (x, part, part if xb is None else xb, *args, *pro), kw)
     stats = torch.empty((2, fargs[0]), device=x.device, dtype=torch.float32)
     running = fkw["RUNNING"]
     if running and nbt is not None:
@@ -216,11 +217,12 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     rm, rv, nbt, xb = (ops[n + roles.index(r)] if r in roles else None for r in ("rm", "rv", "nbt", "xb"))
     # Paths 4 and 5 are 1 and 3 reading a channels-last x: their apply kernel is third from last.
     apply = kernels[-1] if path in (1, 3) else kernels[-3]
+    xarg = () if path in (1, 3) else (y if xb is None else xb,)  # the channels-last apply's
     if path in (1, 4):
         st = _nrm_group_stats(kernels[-2], sp, x, pro, rm, rv, nbt, xb)
-        _launch(apply, grid, pick, (x, y, st, w, b, st, st, *args, *tail), kw)
+        _launch(apply, grid, pick, (x, y, st, w, b, st, st, *xarg, *args, *tail), kw)
     else:  # 3, 5: apply with the running statistics
-        _launch(apply, grid, pick, (x, y, y, w, b, rm, rv, *args, *tail), kw)
+        _launch(apply, grid, pick, (x, y, y, w, b, rm, rv, *xarg, *args, *tail), kw)
     return y
 
 
@@ -262,14 +264,14 @@ def _nrm_planner(ops, dev, dtype, roles, chains, planner, norm):
     for r in ("w", "b"):
         if r in named and not named[r].is_contiguous():
             named[r] = named[r].reshape(-1)
-    x, path, args, consts, grid, sp = planner(x, shape, i64, p_kw, roles, *norm)
+    x, path, args, consts, grid, sp = planner(x, shape, i64, p_kw, named, *norm)
     kw = dict(consts, HAS_W="w" in roles, HAS_B="b" in roles, I64=i64, **p_kw, **e_kw)
     pt, et = tuple(p_args[len(p_ops):]), tuple(e_args[len(e_ops):])
     laid = [*(p_ops if chains[0] is not None else [x]), *named.values(), *e_ops]
     return _nrm_plan(shape, path, args, kw, grid, pt, et, sp), laid
 
 
-def _nrm_rows_plan(x, shape, i64, p_kw, roles, d0, d1, mode, eps):
+def _nrm_rows_plan(x, shape, i64, p_kw, named, d0, d1, mode, eps):
     """layer_norm / rms_norm / normalize over dims [d0:d1] of x (slice bounds: -1, None is the
     last dim): rows in registers (path 0), two-level statistics (1) or strided columns (2)."""
     dims = range(len(shape))[d0:d1]

@@ -1,13 +1,14 @@
 """A convolution's bias absorbed by the norm after it (the two-level-norm-statistics rewrite).
 
-A batch norm in training and an instance norm subtract each channel's mean over the values they
-normalize; a per-channel bias shifts that mean by itself and leaves the variance alone, so the
-normalized result is the same without it. The convolution then runs without its bias: its
-output skips the pass that adds it (session 34's H200 profiles: 92-491 us a forward, as much as
-a norm's statistics, on level2/09 and level2/22), and nothing reads it between the two. A batch
-norm that tracks running statistics takes the bias as an operand (`xbias`) and adds it to the
-running mean it updates, which is what the module would have recorded. Group norm averages the
-biases of several channels, which then no longer cancel: not absorbed.
+The convolution runs without its bias, so its output skips the pass that adds it (session 34's
+H200 profiles: 92-491 us a forward, as much as a norm's statistics, on level2/05, 09 and 22),
+and the norm accounts for it. A batch norm in training and an instance norm subtract each
+channel's mean over the values they normalize; a per-channel bias shifts that mean by itself and
+leaves the variance alone, so the normalized result is the same without it. A batch norm that
+tracks running statistics takes the bias as an operand (`xbias`) and adds it to the running mean
+it updates, as the module would have recorded it. A group norm averages several channels with
+different biases, which do not cancel: it takes the bias as an operand too and adds it to each
+value it loads (in the pass that reads the values anyway when they arrive channels-last).
 
 Both ops keep a PyTorch fallback that computes the same thing, so the rewrite holds whichever
 template (or none) later emits either region.
@@ -33,7 +34,8 @@ def _leaves(out: Any) -> list[Value]:
 
 def _absorber(conv: Op, users: dict[str, list[Op]], returned: set[str]) -> Op | None:
     """The norm that may absorb `conv`'s bias: the one op reading the module convolution's
-    output, as its main input only, a batch norm in training or an instance norm we generate."""
+    output, as its main input only, a batch norm in training, an instance norm or a group norm
+    we generate (a module call where the norm takes the bias as an operand: its fallback)."""
     if conv.kind not in ("conv", "conv_transpose") or module_expr(conv) is None:
         return None
     if conv.attrs.get("bias") is not True or len(conv.inputs) < 3 or not conv.inputs[2].is_tensor:
@@ -46,12 +48,20 @@ def _absorber(conv: Op, users: dict[str, list[Op]], returned: set[str]) -> Op | 
     if norm.inputs[0].name != name or any(v.name == name for v in norm.inputs[1:]):
         return None
     spec = parse_norm(norm)
-    if spec is None or norm.kind not in ("batch_norm", "instance_norm"):
+    if spec is None or norm.kind not in ("batch_norm", "instance_norm", "group_norm"):
         return None
-    if norm.kind == "batch_norm" and (not spec.training or spec.running_mean is not None
-                                      and module_expr(norm) is None):
+    if norm.kind == "batch_norm" and not spec.training:
+        return None
+    if _takes_bias(norm) and module_expr(norm) is None:
         return None
     return norm
+
+
+def _takes_bias(norm: Op) -> bool:
+    """The norm needs the bias it absorbs as an operand: its running mean or values depend on it."""
+    if norm.kind == "batch_norm":
+        return parse_norm(norm).running_mean is not None
+    return norm.kind == "group_norm"
 
 
 def _without_bias(conv: Op) -> None:
@@ -83,7 +93,7 @@ def absorb_conv_biases(program: Program) -> Program | None:
         conv, norm = program.ops[i], program.ops[j]
         bias = conv.inputs[2]
         _without_bias(conv)
-        if norm.kind == "batch_norm" and parse_norm(norm).running_mean is not None:
+        if _takes_bias(norm):
             ones = ", 1" * (norm.inputs[0].meta.rank - 2)
             norm.inputs.append(bias)
             norm.attrs["xbias"] = bias.name

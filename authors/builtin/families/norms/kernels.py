@@ -166,11 +166,14 @@ def _nrm_col_kernel(x, y, w, b, O, R, I, sxo, sxr, sxi, syo, syr, syi, eps, MODE
 
 
 @triton.jit
-def _nrm_stats_kernel(x, part, A, C, B, sa, sc, sb, GI, sgo, A_PER, B_PER, n_bc, n_chunks, ABS: tl.constexpr,
-           I64: tl.constexpr, BLOCK_A: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_B: tl.constexpr):
+def _nrm_stats_kernel(x, part, xb, A, C, B, sa, sc, sb, GI, sgo, A_PER, B_PER, n_bc, n_chunks,
+           ABS: tl.constexpr, HAS_XB: tl.constexpr, I64: tl.constexpr, BLOCK_A: tl.constexpr,
+           BLOCK_C: tl.constexpr, BLOCK_B: tl.constexpr):
     """Level 1: per-lane Welford over one chunk (A_PER x B_PER) of BLOCK_C groups, merged into a
     (count, mean, M2) partial per group; grid (group blocks, chunks) keeps every SM streaming.
-    Group c starts at (c // GI) * sgo + (c % GI) * sc: per-image groups of a channels-last x."""
+    Group c starts at (c // GI) * sgo + (c % GI) * sc: per-image groups of a channels-last x.
+    HAS_XB: x[a, c, b] + xb[(c % GI) * sc + b * sb], the bias a group norm absorbed, per channel
+    of a channels-last x."""
     pc = tl.program_id(0)
     pk = tl.program_id(1)
     a_lo = (pk // n_bc) * A_PER
@@ -186,7 +189,8 @@ def _nrm_stats_kernel(x, part, A, C, B, sa, sc, sb, GI, sgo, A_PER, B_PER, n_bc,
     cnt = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
     mu = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
     m2 = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
-    c_x = ((cc // GI) * sgo + (cc % GI) * sc)[None, :, None]
+    c_in = (cc % GI) * sc
+    c_x = ((cc // GI) * sgo + c_in)[None, :, None]
     for a_start in range(a_lo, a_hi, BLOCK_A):
         aa = a_start + ar
         if I64:
@@ -203,6 +207,9 @@ def _nrm_stats_kernel(x, part, A, C, B, sa, sc, sb, GI, sgo, A_PER, B_PER, n_bc,
             xoff = ac_x + (bb * sb)[None, None, :]
             v = tl.load(x + xoff, mask=mask, other=0.0)
             v = tl.where(mask, v.to(tl.float32), 0.0)
+            if HAS_XB:
+                xbo = c_in[None, :, None] + (bb * sb)[None, None, :]
+                v = tl.where(mask, v + tl.load(xb + xbo, mask=mask, other=0.0).to(tl.float32), 0.0)
             if ABS:
                 v = tl.abs(v)
             # Welford per lane (inline: helper calls are costly under the CPU interpreter)
@@ -256,15 +263,17 @@ def _nrm_apply_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG
 
 
 @triton.jit
-def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG, eps, SIDX: tl.constexpr,
-           AFF: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, FROM_RUNNING: tl.constexpr,
-           OUT_CL: tl.constexpr, I64: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
+def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, xb, n_rows, L, sxr, n_stats, C, CPG, eps,
+           SIDX: tl.constexpr, AFF: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
+           FROM_RUNNING: tl.constexpr, OUT_CL: tl.constexpr, HAS_XB: tl.constexpr, I64: tl.constexpr,
+           BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
     """The apply (_nrm_apply_kernel's arguments) on a channels-last x, writing y in NCHW: a tile
     is BLOCK_R channels x BLOCK_L pixels of one image, read along the channels (x's contiguous
     run) and stored along the pixels (y's), so the transposition rides on the pass (the conv
     before it need not convert its output back). Statistics per channel (SIDX 1: batch norm) or
     per (image, channel group) (0: group / instance norm). With OUT_CL, y is channels-last too
-    (every reader is a convolution that would convert it): stored where x was read."""
+    (every reader is a convolution that would convert it): stored where x was read. HAS_XB: x
+    plus xb per channel (a group norm's absorbed convolution bias)."""
     pid = tl.program_id(0)
     n_lb = tl.cdiv(L, BLOCK_L)
     n_cb = tl.cdiv(C, BLOCK_R)
@@ -283,6 +292,8 @@ def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, 
     xoff = nhwc
     v = tl.load(x + xoff, mask=mask, other=0.0)
     v = v.to(tl.float32)
+    if HAS_XB:
+        v += tl.load(xb + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
     if SIDX == 0:  # noqa: SIM108 (unchanged text keeps Triton's cache key)
         s = (img * C + ch) // CPG
     else:

@@ -23,8 +23,8 @@ class NormSpec:
     nbt: str | None = None
     """Generated-code expression of BatchNorm's num_batches_tracked buffer."""
     xbias: Value | None = None
-    """The bias of the convolution before a batch norm, absorbed by it (absorb.py): x lacks it,
-    the running mean gets it."""
+    """The bias of the convolution before a batch or group norm, absorbed by it (absorb.py): x
+    lacks it; a batch norm's running mean gets it, a group norm's values do."""
     mode: int = S.LAYER
     eps: float = 1e-5
     reduce_last: int = 0
@@ -43,7 +43,7 @@ def _operands(op: Op) -> dict[str, Value] | None:
     xbias = op.attrs.get("xbias")
     if xbias is not None:  # named by the rewrite that moved it here; a ".bias" of another module
         hit = [v for v in rest if v.name == xbias]
-        if len(hit) != 1 or op.kind != "batch_norm":
+        if len(hit) != 1 or op.kind not in ("batch_norm", "group_norm"):
             return None
         found["xbias"] = hit[0]
         rest.remove(hit[0])
@@ -130,6 +130,8 @@ def parse_norm(op: Op) -> NormSpec | None:
             if not isinstance(g, int) or g <= 0 or c % g:
                 return None
             spec.groups = g
+            if spec.xbias is not None and spec.xbias.meta.numel != c:
+                return None
         elif op.kind == "batch_norm":
             spec.training = bool(a.get("training", True))
             mom = a.get("momentum", 0.1)
