@@ -92,12 +92,14 @@ class ConvVendorEpilogue(Template):
         # The vendor call runs per call; the tail's plan (stride arguments, sizes, constexprs,
         # grid) depends on the conv output's and the operands' metadata only: runtime
         # _cv_tail_run computes it once per key.
-        launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_tail_run", kernel=kname,
+        args = conv_attr_args(region) + [v.name for v in epi_vals]
+        tail = epi is not None or args[2] != "None"  # no bias, no epilogue: the kernel never runs
+        launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_tail_run",
+                            kernel=kname if tail else "None",
                             how=f"F.conv_transpose{dims}d" if transposed else f"F.conv{dims}d",
                             transposed=transposed, n_epi=len(epi_vals), dtype=str(out.meta.dtype),
                             consts=(dims,))
-        args = conv_attr_args(region) + [v.name for v in epi_vals]
-        return Emitted(kernels=[kernel], helpers=[launch.render()],
+        return Emitted(kernels=[kernel] if tail else [], helpers=[launch.render()],
                        lines=[f"{out.name} = {lname}({', '.join(args)})"])
 
 

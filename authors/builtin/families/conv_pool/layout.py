@@ -131,9 +131,11 @@ def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep
     # constexprs, grid) depends on the conv output's and the operands' metadata only: runtime
     # _cv_layout_run computes it once per key.
     conv = f"F.conv_transpose{dims}d" if transposed else f"F.conv{dims}d"
-    launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_layout_run", kernel=kname, how=conv,
-                        transposed=transposed, n_epi=len(epi_vals), dtype=str(out.meta.dtype),
-                        consts=(dims, channels_last, keep_nhwc))
     args = conv_attr_args(region) + [v.name for v in epi_vals]
-    return Emitted(kernels=[kernel], helpers=[launch.render()],
+    tail = epi is not None or args[2] != "None"  # no bias, no epilogue: the kernel never runs
+    launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_layout_run",
+                        kernel=kname if tail else "None", how=conv, transposed=transposed,
+                        n_epi=len(epi_vals), dtype=str(out.meta.dtype),
+                        consts=(dims, channels_last, keep_nhwc))
+    return Emitted(kernels=[kernel] if tail else [], helpers=[launch.render()],
                    lines=[f"{out.name} = {lname}({', '.join(args)})"])
