@@ -130,3 +130,14 @@ def test_nchw_convolutions_absorb_too(case: str, paths: set[int], tmp_path: Path
     result = evaluate(src, source, trials=2, precision=precision)
     assert result.correct, f"{result.reason}\n{source}"
     assert same_run(src, source, tmp_path / "cand.py") == paths
+
+
+def test_an_instance_norm_tracking_running_statistics_stays_the_modules(tmp_path: Path) -> None:
+    """In training, InstanceNorm(track_running_stats=True) updates its buffers, which the
+    generated norm would not: it stays the module's call, and the convolution keeps its bias."""
+    src = _src("nn.Conv2d(3, 4, 3)", "nn.InstanceNorm2d(4, affine=True, track_running_stats=True)",
+               "2, 3, 7, 6")
+    source = _generate(src)
+    assert "self.n(v_c)" in source and _conv_bias_arg(source) == "self.c.bias", source
+    same_run(src, source, tmp_path / "cand.py")  # the running statistics included
+

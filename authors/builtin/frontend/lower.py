@@ -269,8 +269,9 @@ class _Lowerer:
                                                "affine": mod.affine}, expr)
         if isinstance(mod, nn.modules.instancenorm._InstanceNorm):
             ins = [*x] + [v for v in (param("weight"), param("bias")) if v is not None]
-            uses_batch = mod.training or not mod.track_running_stats
-            if not uses_batch:
+            # Only batch statistics and no running ones: the generated norm updates none (in
+            # training a tracking module would update its buffers; in eval it would read them).
+            if mod.track_running_stats:
                 return Op("torch", x, out, {}, expr)
             return Op("instance_norm", ins, out, {"eps": mod.eps, "affine": mod.affine}, expr)
         if hasattr(nn, "RMSNorm") and isinstance(mod, nn.RMSNorm):
