@@ -11,8 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 from author_util import evaluate, problem
-from conv_pool_cases import HEAD, same_run
+from conv_pool_cases import HEAD, load_candidate, same_run
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.templates.loader import load_templates
@@ -140,4 +141,27 @@ def test_an_instance_norm_tracking_running_statistics_stays_the_modules(tmp_path
     source = _generate(src)
     assert "self.n(v_c)" in source and _conv_bias_arg(source) == "self.c.bias", source
     same_run(src, source, tmp_path / "cand.py")  # the running statistics included
+
+
+@pytest.mark.parametrize("norm", ["nn.GroupNorm(2, 8)", "nn.InstanceNorm2d(8, affine=True)"])
+def test_a_norm_read_only_by_a_conv_stays_channels_last(norm: str, tmp_path: Path) -> None:
+    """conv -> group / instance norm -> silu -> conv (a ResNet or U-Net block): the norm writes
+    the channels-last layout it read, which the next convolution takes as it is."""
+    src = _src("nn.Conv2d(3, 8, 3, padding=1)", norm, "2, 3, 7, 6", "self.c2(F.silu(self.n(y)))")
+    src = src.replace("        self.n = ", "        self.c2 = nn.Conv2d(8, 5, 1)\n        self.n = ")
+    source = _generate(src)
+    module = load_candidate(source, tmp_path / "cand.py")
+    layouts: list[bool] = []
+    for name, fn in list(vars(module).items()):
+        if name.startswith(("_group_norm", "_instance_norm")) and callable(fn):
+            def spy(*args: object, _fn=fn) -> torch.Tensor:  # noqa: ANN001
+                out = _fn(*args)
+                cl = out.is_contiguous(memory_format=torch.channels_last)
+                layouts.append(cl and not out.is_contiguous())
+                return out
+            setattr(module, name, spy)
+    with torch.no_grad():
+        module.ModelNew()(torch.randn(2, 3, 7, 6))
+    assert layouts == [True], (layouts, source)
+    assert same_run(src, source, tmp_path / "again.py") == {4}
 

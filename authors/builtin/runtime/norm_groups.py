@@ -9,11 +9,12 @@ from .common import _cdiv, _npow2
 from .norms import _NRM_ROW_MAX, _nrm_apply_plan, _nrm_channels_last, _nrm_nchw, _nrm_stats_prep
 
 
-def _nrm_groups_plan(x, shape, i64, p_kw, named, groups, eps):
+def _nrm_groups_plan(x, shape, i64, p_kw, named, groups, eps, keep_nhwc=False):
     """group_norm (`groups` groups of channels) / instance_norm (groups None: one per channel):
     rows in registers (path 0) or two-level statistics (1) on contiguous x; on a 4-D / 5-D x laid
     out channels-last (a convolution's output kept NHWC for it), two-level statistics read in
-    place and the channels-last apply writing the NCHW result (4): no copy of x first.
+    place and the channels-last apply writing the NCHW result (4): no copy of x first; with
+    `keep_nhwc` (only convolutions read the result, each would convert it) channels-last too.
     Role "xb" (a group norm's): the per-channel bias of the convolution before, which x lacks
     (families/norms/absorb.py): the channels-last path adds it as it loads x, the others first."""
     N, C, HW = _nrm_nchw(shape)
@@ -30,7 +31,8 @@ def _nrm_groups_plan(x, shape, i64, p_kw, named, groups, eps):
         else:
             sp = _nrm_stats_prep(HW, rows, cpg, C, cpg, 1, 0, eps, i64, p_kw, gi=G, sgo=HW * C, xb_values=xb)
         br, bl = _nrm_apply_plan(C, HW, cl=True)
-        kw = dict(SIDX=0, AFF=1, FROM_RUNNING=False, OUT_CL=False, HAS_XB=xb, BLOCK_R=br, BLOCK_L=bl)
+        kw = dict(SIDX=0, AFF=1, FROM_RUNNING=False, OUT_CL=bool(keep_nhwc), HAS_XB=xb, BLOCK_R=br,
+                  BLOCK_L=bl)
         return x, 4, args, kw, (N * _cdiv(C, br) * _cdiv(HW, bl),), sp
     x = x.contiguous()  # conv outputs are already; anything else pays one copy for coalesced passes
     if xb:  # a new x: the launcher then plans each call on its own operands

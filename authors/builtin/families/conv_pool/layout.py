@@ -66,7 +66,7 @@ def _reads_nhwc(op: Op, name: str) -> bool:
     """`op` reads value `name` as its main input only, and reads it channels-last: a convolution
     on this path (it would convert to channels-last anyway), or a 4-D / 5-D batch, group or
     instance norm the norm templates take (its statistics and apply read NHWC in place, the apply
-    writing NCHW, or for a batch norm NHWC where its own readers are all convolutions)."""
+    writing NCHW, or NHWC where its own readers are all convolutions)."""
     if op.inputs[0].name != name or any(v.name == name for v in op.inputs[1:]):
         return False
     if op.kind in ("batch_norm", "group_norm", "instance_norm"):

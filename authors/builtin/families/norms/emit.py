@@ -136,7 +136,7 @@ def _planner(spec: NormSpec, keep_nhwc: bool = False) -> tuple[str, tuple[object
     if spec.kind == "batch_norm":
         return "_nrm_batch_plan", (spec.eps, spec.training, spec.momentum, keep_nhwc)
     if spec.kind in ("group_norm", "instance_norm"):
-        return "_nrm_groups_plan", (spec.groups if spec.kind == "group_norm" else None, spec.eps)
+        return "_nrm_groups_plan", (spec.groups if spec.kind == "group_norm" else None, spec.eps, keep_nhwc)
     dims = (-spec.reduce_last, None) if spec.dim is None else (spec.dim, spec.dim + 1)
     return "_nrm_rows_plan", (*dims, spec.mode, spec.eps)
 
@@ -144,7 +144,8 @@ def _planner(spec: NormSpec, keep_nhwc: bool = False) -> tuple[str, tuple[object
 def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec, keep_nhwc: bool = False) -> Emitted:
     """A norm region's launcher and forward line. `keep_nhwc`: every reader of the region's output
     is a convolution converting its input to channels-last (families/conv_pool/layout.py's
-    nhwc_readers), so a 4-D / 5-D batch norm reading channels-last may write channels-last too."""
+    nhwc_readers), so a 4-D / 5-D batch, group or instance norm reading channels-last may write
+    channels-last too."""
     ctx.share("collapse", COLLAPSE)
     ctx.share("norms_runtime", NORMS_RUNTIME)
     if spec.kind == "batch_norm":

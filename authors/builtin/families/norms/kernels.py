@@ -11,7 +11,7 @@ Every norm here is "statistics over a group of elements, then an elementwise app
   one elementwise pass. Used for batch norm, large groups, and few long rows. A batch, group or
   instance norm whose input arrives channels-last (a convolution's output kept NHWC for it) reads
   it in place: the statistics through strides, the apply by APPLY_CL, which writes the NCHW
-  result (or, for a batch norm, keeps channels-last where only convolutions read it).
+  result (or keeps channels-last where only convolutions read it).
 
 Each kernel below is real Triton and is, verbatim, what a norm without fused chains launches.
 `render` derives a region's variant from it: its fused prologue replaces the direct load
