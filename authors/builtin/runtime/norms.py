@@ -83,17 +83,18 @@ def _nrm_prune(configs, named_args, **kw):
 # flight to stream at DRAM speed, and >= 16K elements per program amortise the partial stores and
 # the combine. Short contiguous runs (B small) put channels side by side so each row of the tile
 # stays a contiguous segment (BatchNorm1d: [64 rows x 64 channels]).
-def _nrm_stats_plan(A, C, B, tile=4096, programs=1056, min_work=16384, c_inner=False):
+def _nrm_stats_plan(A, C, B, tile=4096, programs=1056, min_work=16384, c_inner=False, gi=None):
     # c_inner: the groups (channels) are x's contiguous run (channels-last), so they fill the
-    # tile's coalesced side first.
+    # tile's coalesced side first. gi: groups per image (a program's groups are of one image).
+    gi = C if gi is None else gi
     if c_inner:
-        bc = min(_npow2(C), 64)
+        bc = min(_npow2(gi), 64)
         bb = min(_npow2(B), max(1, tile // bc))
     else:
         bb = min(_npow2(B), tile)
-        bc = min(_npow2(C), max(1, tile // bb), 64)
+        bc = min(_npow2(gi), max(1, tile // bb), 64)
     ba = min(_npow2(A), max(1, tile // (bb * bc)))
-    n_cb = -(-C // bc)
+    n_cb = (C // gi) * -(-gi // bc)
     want = max(1, min(-(-programs // n_cb), (A * B * bc) // min_work))
     na = -(-A // ba)
     a_ch = min(na, want)
@@ -120,14 +121,16 @@ def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, 
     """Launch plan of _nrm_group_stats for the statistics of C groups, group c being x[a, c, b]
     for all a < A, b < B: (partials' shape; the level-1 grid, arguments, constexprs and autotuning
     pick slot; the combine's grid, arguments and constexprs), sizes and flags only, no tensors.
-    Group c starts at (c // gi) * sgo + (c % gi) * sc (gi None: c * sc), so an instance or group
-    norm reads channels-last x in place: groups (image, channel group), images sgo apart.
+    Groups come gi to an image (gi None: C), images sgo apart: group n * gi + g starts at
+    n * sgo + g * sc, so an instance or group norm reads channels-last x in place.
     `has_xb`: a batch norm's running mean also gets the convolution bias it absorbed; `xb_values`:
-    a group norm's values do (x[a, c, b] + xb[(c % gi) * sc + b * sb], a channels-last x's channel)."""
+    a group norm's values do (x[a, n * gi + g, b] + xb[g * sc + b * sb], a channels-last x's
+    channel)."""
     cumulative = running and momentum is None
     if cumulative and not has_nbt:
         raise ValueError("batch norm with momentum=None needs num_batches_tracked")
-    ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B, c_inner=sc == 1 and C > 1)
+    gi = C if gi is None else gi
+    ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B, c_inner=sc == 1 and gi > 1, gi=gi)
     n_chunks = a_ch * b_ch
     kw = dict(ABS=mode == 3, HAS_XB=xb_values, I64=i64, BLOCK_A=ba, BLOCK_C=bc, BLOCK_B=bb, **pro_kw)
     # Rationale: the combine is latency-bound, one step per BLOCK_K partials: 128-group programs
@@ -138,7 +141,6 @@ def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, 
     fin = dict(MODE=mode, RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=fc, BLOCK_K=fk,
                num_warps=8 if fc * fk >= 2048 else 4)
     fin["HAS_XB"] = has_xb
-    gi = C if gi is None else gi
     return ((3, n_chunks, C), (n_cb, n_chunks), (A, C, B, sa, sc, sb, gi, sgo, a_per, b_per, b_ch, n_chunks),
             kw, [],
             (_cdiv(C, fc),), (C, n_chunks, eps, 0.0 if momentum is None else float(momentum)), fin)

@@ -171,26 +171,33 @@ def _nrm_stats_kernel(x, part, xb, A, C, B, sa, sc, sb, GI, sgo, A_PER, B_PER, n
            BLOCK_C: tl.constexpr, BLOCK_B: tl.constexpr):
     """Level 1: per-lane Welford over one chunk (A_PER x B_PER) of BLOCK_C groups, merged into a
     (count, mean, M2) partial per group; grid (group blocks, chunks) keeps every SM streaming.
-    Group c starts at (c // GI) * sgo + (c % GI) * sc: per-image groups of a channels-last x.
-    HAS_XB: x[a, c, b] + xb[(c % GI) * sc + b * sb], the bias a group norm absorbed, per channel
-    of a channels-last x."""
+    Groups come GI to an image, images sgo apart (per-image groups of a channels-last x; GI = C
+    otherwise): group img * GI + g starts at img * sgo + g * sc. A program's groups are of one
+    image, so their offsets stay provably contiguous where sc is 1 (coalesced, vectorised loads).
+    HAS_XB: x[a, g, b] + xb[g * sc + b * sb], the bias a group norm absorbed, per channel of a
+    channels-last x."""
     pc = tl.program_id(0)
     pk = tl.program_id(1)
     a_lo = (pk // n_bc) * A_PER
     b_lo = (pk % n_bc) * B_PER
     a_hi = tl.minimum(a_lo + A_PER, A)
     b_hi = tl.minimum(b_lo + B_PER, B)
-    cc = pc * BLOCK_C + tl.arange(0, BLOCK_C)
+    blocks = tl.cdiv(GI, BLOCK_C)
+    img = pc // blocks
+    g = (pc % blocks) * BLOCK_C + tl.arange(0, BLOCK_C)
     if I64:
-        cc = cc.to(tl.int64)
-    cm = (cc < C)[None, :, None]
+        img = img.to(tl.int64)
+        g = g.to(tl.int64)
+    cc = img * GI + g
+    gm = g < GI
+    cm = gm[None, :, None]
     ar = tl.arange(0, BLOCK_A)
     br = tl.arange(0, BLOCK_B)
     cnt = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
     mu = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
     m2 = tl.zeros([BLOCK_A, BLOCK_C, BLOCK_B], dtype=tl.float32)
-    c_in = (cc % GI) * sc
-    c_x = ((cc // GI) * sgo + c_in)[None, :, None]
+    c_in = g * sc
+    c_x = (img * sgo + c_in)[None, :, None]
     for a_start in range(a_lo, a_hi, BLOCK_A):
         aa = a_start + ar
         if I64:
@@ -220,10 +227,9 @@ def _nrm_stats_kernel(x, part, xb, A, C, B, sa, sc, sb, GI, sgo, A_PER, B_PER, n
     n1, mu1, m21 = _nrm_merge(cnt, mu, m2, 2)
     n2, mu2, m22 = _nrm_merge(n1, mu1, m21, 0)
     po = pk * C + cc
-    pm = cc < C
-    tl.store(part + po, n2, mask=pm)
-    tl.store(part + n_chunks * C + po, mu2, mask=pm)
-    tl.store(part + 2 * n_chunks * C + po, m22, mask=pm)
+    tl.store(part + po, n2, mask=gm)
+    tl.store(part + n_chunks * C + po, mu2, mask=gm)
+    tl.store(part + 2 * n_chunks * C + po, m22, mask=gm)
 
 
 @triton.jit
