@@ -69,3 +69,37 @@ def test_real_col_kernel_normalizes_a_strided_dim() -> None:
                                     HAS_W=False, HAS_B=False, I64=False, ONE_PASS=one_pass,
                                     BLOCK_R=block_r, BLOCK_I=8)
         torch.testing.assert_close(y, F.normalize(x, dim=1), rtol=1e-5, atol=1e-6)
+
+
+# Compiled for sm90 in a fresh process: under TRITON_INTERPRET=1 tl's functions cannot compile.
+_LAYOUT_SCRIPT = """
+import re, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from kernelskill.authors.builtin.families.norms.kernels import _nrm_stats_kernel as fn
+for case in sys.argv[1:]:
+    sig = {n: "constexpr" if p.is_constexpr else ("*fp32" if n in ("x", "part", "xb") else "i32")
+           for n, p in zip(fn.arg_names, fn.params)}
+    sig["sc"] = "constexpr"  # a stride of 1 is specialised at launch
+    consts = dict(sc=1, ABS=False, HAS_XB=False, I64=False, BLOCK_A=1, BLOCK_C=64, BLOCK_B=64)
+    src = triton.compiler.ASTSource(fn, sig, consts, {(0,): [["tt.divisibility", 16]]})
+    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 1})
+    load = next(ln for ln in k.asm["ttgir"].splitlines() if "tt.load" in ln and "1x64x64" in ln)
+    name = re.search(r"#(blocked\\d*)>", load).group(1)
+    print(case, re.search("#" + name + r" = .*order = \\[(\\d)", k.asm["ttgir"]).group(1))
+"""
+
+
+def test_channels_last_statistics_load_along_the_channels() -> None:
+    """With the channels as x's contiguous run (a batch, instance or group norm reading a
+    channels-last input), the statistics' loads are laid out along them (warps read 128-byte
+    runs): a group offset Triton cannot prove contiguous (a vector modulo) would stride them."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", _LAYOUT_SCRIPT, "channels-last"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["channels-last", "1"], done.stdout  # axis 1: the channels
