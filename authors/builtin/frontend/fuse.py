@@ -17,17 +17,10 @@ from collections.abc import Callable
 
 from ..families.pointwise.codegen import is_pointwise
 from ..templates.base import Template
-from .ir import Op, Program, Region, Value
+from .ir import Op, Program, Region, Value, leaves
 
 Chooser = Callable[[Region], Template | None]
 
-
-def _leaves(out: object) -> list[Value]:
-    if isinstance(out, Value):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [v for o in out for v in _leaves(o)]
-    return []
 
 
 def _groups(ops: list[Op]) -> list[list[Op]]:
@@ -71,7 +64,7 @@ def partition(program: Program, choose: Chooser) -> list[Region]:
     back right after the region that makes their last input. Where that region is also one that
     reads them (a shape of a value made inside the same fused chain), they group as before."""
     users = program.users()
-    outputs = {v.name for v in _leaves(program.outputs)}
+    outputs = {v.name for v in leaves(program.outputs)}
     skip: set[int] = {id(op) for op in program.ops if _scalar_op(op)}
     while True:
         regions, late = _partition(program, choose, skip, users, outputs)

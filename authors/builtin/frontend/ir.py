@@ -96,6 +96,16 @@ class Region:
         return ops[-1].out
 
 
+def leaves(out: Any) -> list[Value]:
+    """The Values at the leaves of a forward's return structure (a Value, or nested lists and
+    tuples of them), in order."""
+    if isinstance(out, Value):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [v for o in out for v in leaves(o)]
+    return []
+
+
 @dataclass
 class Program:
     """A captured forward: its inputs (forward arguments), ops and outputs."""

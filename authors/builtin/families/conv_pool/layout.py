@@ -11,9 +11,7 @@ reads and writes every element anyway.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...frontend.ir import Op, Program, Region, Value
+from ...frontend.ir import Op, Program, Region, leaves
 from ...runtime import CONV_LAYOUT
 from ...templates.base import EmitContext, Emitted
 from ...templates.launch import autotune
@@ -54,13 +52,6 @@ def channels_last_rule(op: Op) -> bool:
             and op.attrs.get("groups", 1) == 1 and x.meta is not None and x.meta.rank == dims + 2)
 
 
-def _leaves(out: Any) -> list[Value]:
-    if isinstance(out, Value):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [v for o in out for v in _leaves(o)]
-    return []
-
 
 def _reads_nhwc(op: Op, name: str) -> bool:
     """`op` reads value `name` as its main input only, and reads it channels-last: a convolution
@@ -78,7 +69,7 @@ def _reads_nhwc(op: Op, name: str) -> bool:
 def nhwc_readers(program: Program) -> set[str]:
     """Values read only channels-last (_reads_nhwc) and not returned: a region producing one may
     leave it channels-last, which saves converting it back to NCHW."""
-    outputs = {v.name for v in _leaves(program.outputs)}
+    outputs = {v.name for v in leaves(program.outputs)}
     return {name for name, readers in program.users().items()
             if name not in outputs and readers and all(_reads_nhwc(r, name) for r in readers)}
 

@@ -15,20 +15,13 @@ from collections.abc import Callable
 
 import torch
 
-from ...frontend.ir import Op, Program, TensorMeta, Value
+from ...frontend.ir import Op, Program, TensorMeta, Value, leaves
 
 _TRI_FN = re.compile(r"^torch\.(tril|triu)\((?P<x>[\w.]+)(?:, (?:diagonal=)?(?P<d>-?\d+))?\)$")
 _TRI_METHOD = re.compile(r"^(?P<x>[\w.]+)\.(tril|triu)\((?:(?:diagonal=)?(?P<d>-?\d+))?\)$")
 _DIAG = re.compile(r"^(?:torch\.(?P<f>diag|diag_embed)\((?P<x>[\w.]+)\)"
                    r"|(?P<y>[\w.]+)\.(?P<m>diag|diag_embed)\(\))$")
 
-
-def _leaves(out: object) -> list[Value]:
-    if isinstance(out, Value):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [v for o in out for v in _leaves(o)]
-    return []
 
 
 class Graph:
@@ -41,7 +34,7 @@ class Graph:
     def refresh(self) -> None:
         self.producer = {op.out.name: op for op in self.program.ops}
         self.users = self.program.users()
-        self.outputs = {v.name for v in _leaves(self.program.outputs)}
+        self.outputs = {v.name for v in leaves(self.program.outputs)}
 
     def only_user(self, v: Value, op: Op) -> bool:
         """`op` is the one reader of `v`, and `v` is not a forward output."""

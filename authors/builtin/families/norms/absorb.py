@@ -17,19 +17,10 @@ template (or none) later emits either region.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
-from ...frontend.ir import Op, Program, Value
+from ...frontend.ir import Op, Program, leaves
 from ..conv_pool.common import module_expr
 from .match import parse_norm
-
-
-def _leaves(out: Any) -> list[Value]:
-    if isinstance(out, Value):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [v for o in out for v in _leaves(o)]
-    return []
 
 
 def _absorber(conv: Op, users: dict[str, list[Op]], returned: set[str]) -> Op | None:
@@ -83,7 +74,7 @@ def absorb_conv_biases(program: Program) -> Program | None:
     """`program` with every absorbable convolution bias moved into its norm (a copy), or None
     when there is none."""
     users = program.users()
-    returned = {v.name for v in _leaves(program.outputs)}
+    returned = {v.name for v in leaves(program.outputs)}
     pairs = [(i, program.ops.index(n)) for i, op in enumerate(program.ops)
              if (n := _absorber(op, users, returned)) is not None]
     if not pairs:

@@ -13,7 +13,7 @@ An RMS norm over the last dim becomes `rms_norm` (normalized_shape, eps); over a
 
 from __future__ import annotations
 
-from ...frontend.ir import Op, Program, Value
+from ...frontend.ir import Op, Program, Value, leaves
 
 _Users = dict[str, list[Op]]
 
@@ -99,7 +99,7 @@ def _match(final: Op, made: dict[str, Op], users: _Users, outputs: set[str]) -> 
 
 def rewrite_manual_norms(program: Program) -> Program | None:
     """The program with hand-written RMS / L2 norms replaced by norm ops; None if there are none."""
-    outputs = {v.name for v in _leaves(program.outputs)}
+    outputs = {v.name for v in leaves(program.outputs)}
     changed = False
     while True:
         users = program.users()
@@ -111,11 +111,3 @@ def rewrite_manual_norms(program: Program) -> Program | None:
         gone = {id(o) for o in old}
         program.ops = [new if o is old[-1] else o for o in program.ops if id(o) not in gone or o is old[-1]]
         changed = True
-
-
-def _leaves(out: object) -> list[Value]:
-    if isinstance(out, Value):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [v for o in out for v in _leaves(o)]
-    return []
