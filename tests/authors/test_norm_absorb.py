@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from author_util import evaluate, problem
+from author_util import evaluate, generate, problem, templates_used
 from conv_pool_cases import HEAD, load_candidate, same_run
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
@@ -164,4 +164,28 @@ def test_a_norm_read_only_by_a_conv_stays_channels_last(norm: str, tmp_path: Pat
         module.ModelNew()(torch.randn(2, 3, 7, 6))
     assert layouts == [True], (layouts, source)
     assert same_run(src, source, tmp_path / "again.py") == {4}
+
+
+# Every convolution template, applied as a skill would be in a later round, to a convolution
+# whose bias a norm absorbed: each reads the bias through common.conv_bias_expr.
+SKILLS = {
+    "conv-implicit-gemm": ("nn.Conv2d(3, 6, 3, padding=1)", "nn.BatchNorm2d(6)", "2, 3, 9, 7"),
+    "pointwise-conv-as-gemm": ("nn.Conv2d(5, 6, 1)", "nn.BatchNorm2d(6)", "2, 5, 9, 7"),
+    "conv3d-implicit-gemm": ("nn.Conv3d(2, 5, 3, padding=1)", "nn.BatchNorm3d(5, momentum=None)",
+                             "2, 2, 3, 4, 5"),
+    "conv-transpose-gather": ("nn.ConvTranspose2d(3, 5, 4, stride=2, padding=1)", "nn.GroupNorm(5, 5)",
+                              "2, 3, 6, 5"),
+    "vendor-conv-fused-tail": ("nn.Conv2d(3, 8, 3, padding=1)", "nn.GroupNorm(2, 8)", "2, 3, 7, 6"),
+    "depthwise-conv-direct": ("nn.Conv2d(1, 6, 3, padding=1)", "nn.BatchNorm2d(6)", "2, 1, 9, 7"),
+}
+
+
+@pytest.mark.parametrize("skill", list(SKILLS))
+def test_every_conv_template_keeps_the_absorbed_bias_out(skill: str, tmp_path: Path) -> None:
+    src = _src(*SKILLS[skill])
+    cand = generate(src, skill=skill)
+    assert skill in templates_used(cand), templates_used(cand)
+    result = evaluate(src, cand.source)
+    assert result.correct, f"{result.reason}\n{cand.source}"
+    same_run(src, cand.source, tmp_path / "cand.py")
 
