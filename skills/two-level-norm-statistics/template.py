@@ -9,8 +9,9 @@ every SM streaming. Groups small enough for registers (GroupNorm after a Linear,
 small maps) take the one-pass row kernel instead; BatchNorm in eval mode is the single pass with
 the running statistics. A 4-D / 5-D batch norm reading a convolution's channels-last output in place
 writes NCHW, or keeps channels-last where only convolutions read its result (each would convert it);
-so does a group or instance norm, writing NCHW. A batch norm in training or an instance norm right
-after a convolution absorbs the convolution's bias, which it cancels (the running mean gets it).
+so does a group or instance norm. A batch norm in training, an instance norm or a group norm right
+after a convolution absorbs the convolution's bias: the first two cancel it (a batch norm's running
+mean still gets it), a group norm adds it to each value it loads.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class TwoLevelNormStatistics(Template):
     _nhwc: frozenset[str] = frozenset()
 
     def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:
-        # A convolution's bias that the norm after it cancels goes (absorb_conv_biases).
+        # The bias of a convolution right before a norm moves into the norm (absorb_conv_biases).
         absorbed = absorb_conv_biases(program)
         # Convolutions go channels-last only under a policy with TF32 convolutions (see
         # channels-last-layout); under `strict` they stay NCHW and so does every norm's output.

@@ -29,6 +29,7 @@ from kernelskill.authors.builtin.templates.api import (
     conv_ok,
     indent,
     single_output,
+    tail_runs,
 )
 
 # Rationale: a memory-bound pass wants ~2-4K elements per program with 16-byte accesses along
@@ -93,7 +94,7 @@ class ConvVendorEpilogue(Template):
         # grid) depends on the conv output's and the operands' metadata only: runtime
         # _cv_tail_run computes it once per key.
         args = conv_attr_args(region) + [v.name for v in epi_vals]
-        tail = epi is not None or args[2] != "None"  # no bias, no epilogue: the kernel never runs
+        tail = tail_runs(args, epi)
         launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_tail_run",
                             kernel=kname if tail else "None",
                             how=f"F.conv_transpose{dims}d" if transposed else f"F.conv{dims}d",

@@ -39,4 +39,3 @@ def _nrm_batch_plan(x, shape, i64, p_kw, named, eps, training, momentum, keep_nh
     sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in named, momentum,
                          has_xb=running and "xb" in named)
     return x, 4 if cl else 1, args, kw, grid, sp
-

@@ -83,10 +83,9 @@ def _nrm_prune(configs, named_args, **kw):
 # flight to stream at DRAM speed, and >= 16K elements per program amortise the partial stores and
 # the combine. Short contiguous runs (B small) put channels side by side so each row of the tile
 # stays a contiguous segment (BatchNorm1d: [64 rows x 64 channels]).
-def _nrm_stats_plan(A, C, B, tile=4096, programs=1056, min_work=16384, c_inner=False, gi=None):
+def _nrm_stats_plan(A, C, B, gi, tile=4096, programs=1056, min_work=16384, c_inner=False):
     # c_inner: the groups (channels) are x's contiguous run (channels-last), so they fill the
     # tile's coalesced side first. gi: groups per image (a program's groups are of one image).
-    gi = C if gi is None else gi
     if c_inner:
         bc = min(_npow2(gi), 64)
         bb = min(_npow2(B), max(1, tile // bc))
@@ -130,7 +129,7 @@ def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, 
     if cumulative and not has_nbt:
         raise ValueError("batch norm with momentum=None needs num_batches_tracked")
     gi = C if gi is None else gi
-    ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B, c_inner=sc == 1 and gi > 1, gi=gi)
+    ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B, gi, c_inner=sc == 1 and gi > 1)
     n_chunks = a_ch * b_ch
     kw = dict(ABS=mode == 3, HAS_XB=xb_values, I64=i64, BLOCK_A=ba, BLOCK_C=bc, BLOCK_B=bb, **pro_kw)
     # Rationale: the combine is latency-bound, one step per BLOCK_K partials: 128-group programs
@@ -138,9 +137,8 @@ def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, 
     # runs (128 B) by up to 4096 // 32 partials cut the steps 4x and spread groups over programs.
     fc = min(_npow2(C), 32)
     fk = min(_npow2(n_chunks), 4096 // fc)
-    fin = dict(MODE=mode, RUNNING=running, CUMULATIVE=cumulative, BLOCK_C=fc, BLOCK_K=fk,
+    fin = dict(MODE=mode, RUNNING=running, CUMULATIVE=cumulative, HAS_XB=has_xb, BLOCK_C=fc, BLOCK_K=fk,
                num_warps=8 if fc * fk >= 2048 else 4)
-    fin["HAS_XB"] = has_xb
     return ((3, n_chunks, C), (n_cb, n_chunks), (A, C, B, sa, sc, sb, gi, sgo, a_per, b_per, b_ch, n_chunks),
             kw, [],
             (_cdiv(C, fc),), (C, n_chunks, eps, 0.0 if momentum is None else float(momentum)), fin)
@@ -193,7 +191,8 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
     """One call of a norm launcher: the plan of the operands' signature (cached; planned per call
     where the layout copies operands), the output allocated, then the planned path's launches.
     `ops`: the input x, or the fused prologue's operands; the present ones of `roles` (names among
-    w, b, rm, rv, nbt: weight, bias, running statistics, num_batches_tracked); the epilogue's
+    w, b, rm, rv, nbt, xb: weight, bias, running statistics, num_batches_tracked, an absorbed
+    convolution bias); the epilogue's
     operands. `chains`: (prologue operands, epilogue operands), None for an absent chain.
     `kernels`: the main kernels the planner's paths use (path 0 the first, path 2 the second;
     the channels-last apply of paths 4 and 5 third from last), then the two-level statistics and
@@ -229,8 +228,8 @@ def _nrm_run(plans, planner, kernels, ops, dtype, roles, chains, norm):
 
 
 def _nrm_empty(shape, dev, dtype, cl):
-    """A norm's output: contiguous, or channels-last where the plan keeps it so (runtime
-    norm_batch.py, every reader a convolution)."""
+    """A norm's output: contiguous, or channels-last where the plan keeps it so (OUT_CL: every
+    reader a convolution)."""
     if not cl:
         return torch.empty(shape, device=dev, dtype=dtype)
     fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d

@@ -23,6 +23,7 @@ from ..families.conv_pool.common import (
     module_expr,
     one_channel_groups,
     single_output,
+    tail_runs,
     tup,
     window_tile_lines,
 )
@@ -136,6 +137,7 @@ __all__ = [
     "scan_dim",
     "scan_region_ok",
     "single_output",
+    "tail_runs",
     "tile_config",
     "trailing",
     "tup",

@@ -179,6 +179,12 @@ def conv_bias_expr(op: Op) -> str:
     return op.inputs[2].name if len(op.inputs) > 2 else "None"
 
 
+def tail_runs(args: list[str], epi: object) -> bool:
+    """A vendor convolution's tail pass ever runs: it has a bias (`args` from conv_attr_args) or
+    a fused epilogue. Without either the launcher gets no tail kernel (None)."""
+    return epi is not None or args[2] != "None"
+
+
 def conv_attr_args(region: Region) -> list[str]:
     """Forward-side expressions for (x, weight, bias, stride, padding, dilation, groups[,
     output_padding]) of a conv op: the module's attributes, read at run time, or the literals the

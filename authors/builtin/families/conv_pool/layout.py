@@ -16,7 +16,7 @@ from ...runtime import CONV_LAYOUT
 from ...templates.base import EmitContext, Emitted
 from ...templates.launch import autotune
 from ..norms.match import parse_norm
-from .common import PIXEL_COORDS, conv_attr_args, conv_region, indent
+from .common import PIXEL_COORDS, conv_attr_args, conv_region, indent, tail_runs
 from .conv_launch import ConvLaunch
 
 # Rationale (H200, problems/measurements/h200-2026-11-30-tf32/conv_layouts.txt, each problem's
@@ -123,7 +123,7 @@ def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep
     # _cv_layout_run computes it once per key.
     conv = f"F.conv_transpose{dims}d" if transposed else f"F.conv{dims}d"
     args = conv_attr_args(region) + [v.name for v in epi_vals]
-    tail = epi is not None or args[2] != "None"  # no bias, no epilogue: the kernel never runs
+    tail = tail_runs(args, epi)
     launch = ConvLaunch(name=lname, plans=f"{lname}_plans", run="_cv_layout_run",
                         kernel=kname if tail else "None", how=conv, transposed=transposed,
                         n_epi=len(epi_vals), dtype=str(out.meta.dtype),

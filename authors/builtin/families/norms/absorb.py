@@ -23,10 +23,11 @@ from ..conv_pool.common import module_expr
 from .match import parse_norm
 
 
-def _absorber(conv: Op, users: dict[str, list[Op]], returned: set[str]) -> Op | None:
-    """The norm that may absorb `conv`'s bias: the one op reading the module convolution's
+def _absorber(conv: Op, users: dict[str, list[Op]], returned: set[str]) -> tuple[Op, bool] | None:
+    """The norm that may absorb `conv`'s bias, and whether it takes the bias as an operand (its
+    running mean or its values depend on it): the one op reading the module convolution's
     output, as its main input only, a batch norm in training, an instance norm or a group norm
-    we generate (a module call where the norm takes the bias as an operand: its fallback)."""
+    we generate (a module call where the norm takes the bias: its fallback)."""
     if conv.kind not in ("conv", "conv_transpose") or module_expr(conv) is None:
         return None
     if conv.attrs.get("bias") is not True or len(conv.inputs) < 3 or not conv.inputs[2].is_tensor:
@@ -43,16 +44,10 @@ def _absorber(conv: Op, users: dict[str, list[Op]], returned: set[str]) -> Op | 
         return None
     if norm.kind == "batch_norm" and not spec.training:
         return None
-    if _takes_bias(norm) and module_expr(norm) is None:
+    takes = norm.kind == "group_norm" or spec.running_mean is not None
+    if takes and module_expr(norm) is None:
         return None
-    return norm
-
-
-def _takes_bias(norm: Op) -> bool:
-    """The norm needs the bias it absorbs as an operand: its running mean or values depend on it."""
-    if norm.kind == "batch_norm":
-        return parse_norm(norm).running_mean is not None
-    return norm.kind == "group_norm"
+    return norm, takes
 
 
 def _without_bias(conv: Op) -> None:
@@ -75,16 +70,16 @@ def absorb_conv_biases(program: Program) -> Program | None:
     when there is none."""
     users = program.users()
     returned = {v.name for v in leaves(program.outputs)}
-    pairs = [(i, program.ops.index(n)) for i, op in enumerate(program.ops)
-             if (n := _absorber(op, users, returned)) is not None]
+    pairs = [(i, program.ops.index(hit[0]), hit[1]) for i, op in enumerate(program.ops)
+             if (hit := _absorber(op, users, returned)) is not None]
     if not pairs:
         return None
     program = copy.deepcopy(program)
-    for i, j in pairs:
+    for i, j, takes in pairs:
         conv, norm = program.ops[i], program.ops[j]
         bias = conv.inputs[2]
         _without_bias(conv)
-        if _takes_bias(norm):
+        if takes:
             ones = ", 1" * (norm.inputs[0].meta.rank - 2)
             norm.inputs.append(bias)
             norm.attrs["xbias"] = bias.name

@@ -300,7 +300,7 @@ def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, xb, n_rows, L, sxr, n_stats,
     v = v.to(tl.float32)
     if HAS_XB:
         v += tl.load(xb + ch, mask=rmask, other=0.0).to(tl.float32)[:, None]
-    if SIDX == 0:  # noqa: SIM108 (unchanged text keeps Triton's cache key)
+    if SIDX == 0:  # noqa: SIM108 (constexpr branches, as in _nrm_apply_kernel)
         s = (img * C + ch) // CPG
     else:
         s = ch
