@@ -72,6 +72,11 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.4f} ms"
 
 
+_WHERE = {"process": "in the reference's own process, by the candidate's protocol",
+          "process+judge": "eager in the reference's own process, torch.compile in the judge",
+          "judge": "in the judge, on its own inputs"}
+
+
 def render(r: EvalResult) -> str:
     """A few human-readable lines; CPU timings are labelled and never shown as speedups."""
     verdict = "CORRECT" if r.correct else f"REJECTED at {r.stage}"
@@ -89,6 +94,8 @@ def render(r: EvalResult) -> str:
         if not r.timing_is_cpu and r.speedup_vs_eager:
             vs_c = f"{r.speedup_vs_compile:.2f}x" if r.speedup_vs_compile else "-"
             lines.append(f"  speedup: {r.speedup_vs_eager:.2f}x vs eager, {vs_c} vs torch.compile")
+        if r.baselines_in:
+            lines.append(f"  baselines timed {_WHERE.get(r.baselines_in, r.baselines_in)}")
     lines.append(f"  precision policy: {r.precision_policy} "
                  f"({', '.join(f'{k}={v}' for k, v in r.precision_flags.items())}, on both sides)")
     return "\n".join(lines)

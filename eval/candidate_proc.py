@@ -13,6 +13,7 @@ reported times by its own wall clock.
 
 from __future__ import annotations
 
+import importlib
 import socket
 import sys
 import time
@@ -27,6 +28,7 @@ from .contract import describe, tensor_leaves
 from .harness import seeded
 from .problem import CandidateError, load_candidate
 from .timing import FLUSH_BYTES, touch_pages
+from .warm_imports import modules_for
 
 
 def _one_line(e: BaseException) -> str:
@@ -44,12 +46,14 @@ class Candidate:
         self.seen: set[tuple[str, str]] = set()
         self.model: torch.nn.Module | None = None
         self.flush: torch.Tensor | None = None
+        self.reference = False
 
     def ping(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         return {"ok": True}
 
     def init(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         self.device, self.policy = msg["device"], P.policy(msg["precision"])
+        self.reference = msg.get("reference") is True  # the baseline process (eval/baselines.py)
         self.cuda = self.device == "cuda"
         if self.cuda:
             torch.cuda.set_device(0)
@@ -99,6 +103,26 @@ class Candidate:
             return {"ok": False, "error": _one_line(e)}
         return {"ok": True, "ms": ms, "idle_ms": idle_ms, "out": desc,
                 "kernels": kernels.own_kernels(self.seen, self.module.__name__)}
+
+    def compile(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        """torch.compile of the model replaces it, in the baseline process only (its model is the
+        reference, trusted like the judge's: eval/baselines.py). torch.compile's imports and its
+        compiling first call run outside the guard, which refuses what they do (on an H200 host
+        filelock, imported by Inductor, adds an audit hook); the timed runs after it are guarded
+        as the eager ones were."""
+        if not self.reference:
+            return {"ok": False, "error": "compile is for the baseline process, whose model is the reference"}
+        try:
+            for name in modules_for(self.device, timing=True, baselines=True):
+                importlib.import_module(name)
+            self.model = torch.compile(self.model)
+            if 0 in self.sets:
+                with torch.no_grad(), P.applied(self.policy):
+                    self.model(*self.sets[0])
+                self._sync()
+        except Exception as e:
+            return {"ok": False, "error": _one_line(e)}
+        return {"ok": True}
 
     def breakdown(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         from .timing_stage import kernel_breakdown
@@ -160,7 +184,8 @@ class Candidate:
 
 
 COMMANDS = {"ping": Candidate.ping, "init": Candidate.init, "inputs": Candidate.set_inputs,
-            "slots": Candidate.set_slots, "run": Candidate.run, "breakdown": Candidate.breakdown}
+            "slots": Candidate.set_slots, "run": Candidate.run, "breakdown": Candidate.breakdown,
+            "compile": Candidate.compile}
 
 
 def serve(cand: Candidate) -> None:

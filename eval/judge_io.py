@@ -92,6 +92,15 @@ class Remote:
         specs = [wire.export(s, fds) for s in self.slots]
         self._ok(self.link.request({"cmd": "slots", "specs": specs}, fds), "runtime_error")
 
+    def mirror(self, other: Remote) -> None:
+        """The contract and slot shapes of `other` (the candidate's), for the baseline process
+        (eval/baselines.py): the reference's output is what the candidate's contract describes."""
+        self.ref_desc = other.ref_desc
+        self.slots = [wire.shared_like(s, self.pool) for s in other.slots]
+        fds: list[int] = []
+        specs = [wire.export(s, fds) for s in self.slots]
+        self._ok(self.link.request({"cmd": "slots", "specs": specs}, fds), "runtime_error")
+
     def add_set(self, set_id: int, inputs: list[Any]) -> None:
         self.sets[set_id] = shared = SharedSet(inputs, self.pool)
         items, fds = shared.handover()

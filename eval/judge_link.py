@@ -81,10 +81,10 @@ def spawn_candidate(sock: socket.socket, scratch: Path, device: str, log: Path) 
 class CandidateLink:
     """One candidate process for one evaluation; a context manager that always kills it."""
 
-    def __init__(self, device: str, deadline: float, log_dir: Path):
+    def __init__(self, device: str, deadline: float, log_dir: Path, log_name: str = "candidate.log"):
         self.device, self.deadline = device, deadline
         self.scratch = Path(tempfile.mkdtemp(prefix="kernelskill-candidate-"))
-        self.log = log_dir / "candidate.log"
+        self.log = log_dir / log_name
         self.stage = "load"
         judge_end, cand_end = socket.socketpair()
         self.sock = judge_end

@@ -31,6 +31,7 @@ from .timing import Timer, escapes_events, implausibly_fast, relative_spread, to
 from .types import Rejected
 
 if TYPE_CHECKING:
+    from .judge_io import Remote
     from .worker import Worker
 
 # Rationale: 8 checked runs catch a candidate that is wrong on a share f of its runs with
@@ -72,9 +73,13 @@ class _Reservoir:
             self.items[j] = item
 
 
-def time_candidate(w: Worker, timer: Timer, n_sets: int, warmup: int = 3) -> CandidateTiming:
-    remote, cuda = w.remote, w.device == "cuda"
-    for k in range(1, n_sets):
+def time_remote(w: Worker, remote: Remote, timer: Timer, n_sets: int, warmup: int = 3,
+                judged: bool = True) -> CandidateTiming:
+    """Time the model of `remote`'s process, one "run" command per run. `judged`: the candidate,
+    whose outputs are sampled and checked and whose times are bounded by the judge's clocks; the
+    baseline process (eval/baselines.py: the reference itself) is timed by the same runs, unjudged."""
+    cuda = w.device == "cuda"
+    for k in range(n_sets):
         if k not in remote.sets:
             remote.add_set(k, H.make_inputs(w.problem, H.secret_seed(), w.device))
     out_bytes = max(sum(s.numel() * s.element_size() for s in remote.slots), 1)
@@ -87,6 +92,8 @@ def time_candidate(w: Worker, timer: Timer, n_sets: int, warmup: int = 3) -> Can
         inputs = H.make_inputs(w.problem, seed, w.device)
         fwd = remote.forward(i % n_sets, inputs, "timed", "runtime_error")
         fwd.check_contract("timing", f"timed run {i}")
+        if not judged:
+            return fwd.ms, fwd.wall_ms, fwd.idle_ms
         if fwd.mutated and not w.ref_mutates:
             raise Rejected("timing", f"timed run {i}: the candidate modified its inputs in place; the "
                            "reference does not", "input_mutation")
@@ -101,12 +108,15 @@ def time_candidate(w: Worker, timer: Timer, n_sets: int, warmup: int = 3) -> Can
         runs = int(min(timer.max_runs, max(timer.min_runs, timer.budget_s * 1e3 / per_run)))
         timed = [one() for _ in range(max(runs, n_sets))]
     events, walls, idles = [t[0] for t in timed], [t[1] for t in timed], [t[2] for t in timed]
-    _check_outputs(w, kept.items)
-    overhead = w.ping_ms + _judge_side_ms(w, timer, remote)
+    if judged:
+        _check_outputs(w, kept.items)
+    overhead = (w.ping_ms + _judge_side_ms(w, timer, remote)) if judged else 0.0
     stats = CandidateTiming(statistics.median(events), statistics.fmean(events), min(events),
                             len(timed), max(statistics.median(walls) - overhead, 0.0),
                             statistics.median(idles), overhead, len(kept.items),
                             relative_spread(events, statistics.median(events)))
+    if not judged:
+        return stats
     if escapes_events(stats.median_ms, stats.idle_ms, cuda):
         raise Rejected("timing", f"the device stayed busy {stats.idle_ms:.3f} ms per call from the "
                        f"candidate's start event where its events saw {stats.median_ms:.3f} ms: work "

@@ -1,7 +1,8 @@
 """The timing stage: candidate, eager and torch.compile under one protocol, plus speed of light.
 
-The candidate is timed in its own process (remote_timing); eager and torch.compile here, in the
-judge, on the judge's own models and input sets, under the same precision flags.
+The candidate is timed in its own process (remote_timing); eager and torch.compile in the
+baseline process by the same loop (baselines.py), or here in the judge on its own input sets where
+that process is not used; always under the same precision flags.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from . import baselines, roofline
 from . import harness as H
 from . import precision as P
-from . import roofline
-from .remote_timing import time_candidate
+from .remote_timing import time_remote
 from .timing import Timer, TimingStats
 from .types import Rejected
 
@@ -26,11 +27,8 @@ MAX_SETS, SET_BYTES_BUDGET = 3, 12 << 30
 
 
 def _input_sets(w: Worker) -> list[list[Any]]:
-    """The judge's own input sets for the baselines, as many as the candidate rotates through."""
-    first = H.make_inputs(w.problem, H.secret_seed(), w.device)
-    per_set = roofline.tensor_bytes(first)
-    n = max(2, min(MAX_SETS, SET_BYTES_BUDGET // max(per_set, 1)))
-    return [first] + [H.make_inputs(w.problem, H.secret_seed(), w.device) for _ in range(1, n)]
+    """The judge's own input sets for baselines timed here, as many as the candidate rotates through."""
+    return [H.make_inputs(w.problem, H.secret_seed(), w.device) for _ in range(_n_sets(w))]
 
 
 def run_timing(w: Worker) -> None:
@@ -41,17 +39,15 @@ def run_timing(w: Worker) -> None:
     # bounds the candidate's reported time, and eager's event time includes its launches.
     with w.part("imports"):
         w.imports.wait()
-    with w.part("inputs"):
-        sets = _input_sets(w)
     with w.part("candidate"):
-        cand = time_candidate(w, timer, len(sets))
+        cand = time_remote(w, w.remote, timer, _n_sets(w))
     r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
     r.idle_ms = cand.idle_ms
     if w.opts.work is not None and len(w.opts.work) == 2:  # counted by an earlier evaluation
         r.flops, r.bytes = (float(v) for v in w.opts.work)
     else:
         with P.applied(w.policy), w.part("work"):  # counting runs the reference once: same flags
-            r.flops, r.bytes = roofline.count_work(w.ref, sets[0])
+            r.flops, r.bytes = roofline.count_work(w.ref, H.clone(w.remote.sets[0].items))
     if cuda:
         c = roofline.load_ceilings()
         # A floor is a lower bound: any TF32 the policy allows (convolutions under `default`) counts.
@@ -66,18 +62,46 @@ def run_timing(w: Worker) -> None:
         r.kernel_breakdown = [row for row in reply.get("rows") or [] if isinstance(row, dict)][:200]
     if not w.opts.baselines:
         return
-    # The baselines run under the candidate's flags: one policy on both sides.
-    with P.applied(w.policy):
-        with w.part("eager"):
-            r.eager_ms = timer.time(w.ref, sets).median_ms
-        if cuda:
-            with w.part("torch_compile"):
-                r.compile_ms = _time_compiled(w, timer, sets)
+    # The candidate has nothing left to do: it ends before the baselines run, so that no work it
+    # left behind (a kernel on another stream, launched after its last timed run) slows them down.
+    w.link.close()
+    _time_baselines(w, timer)
     if cuda:
         r.timing_is_cpu = False
         r.speedup_vs_eager = r.eager_ms / r.runtime_ms if r.runtime_ms else None
         if r.compile_ms:
             r.speedup_vs_compile = r.compile_ms / r.runtime_ms
+
+
+def _n_sets(w: Worker) -> int:
+    """How many input sets the runs rotate through: three, fewer when the inputs are huge."""
+    per_set = roofline.tensor_bytes(w.remote.sets[0].items)
+    return max(2, min(MAX_SETS, SET_BYTES_BUDGET // max(per_set, 1)))
+
+
+def _time_baselines(w: Worker, timer: Timer) -> None:
+    """Eager and torch.compile under the candidate's flags (one policy on both sides): in the
+    baseline process by the candidate's own protocol where it runs (eval/baselines.py), else here."""
+    r, cuda = w.result, w.device == "cuda"
+    found = None
+    if w.baseline_link is not None:
+        with w.part("baselines"):
+            found = baselines.time_in_process(w, w.baseline_link, timer, _n_sets(w),
+                                              w.weight_seed, w.init_values)
+    if found is not None:
+        r.eager_ms, r.compile_ms, r.baselines_in = found.eager_ms, found.compile_ms, found.where
+        if found.where == baselines.PROCESS:
+            return
+    with w.part("inputs"):
+        sets = _input_sets(w)
+    with P.applied(w.policy):
+        if found is None:
+            with w.part("eager"):
+                r.eager_ms = timer.time(w.ref, sets).median_ms
+            r.baselines_in = baselines.JUDGE
+        if cuda:
+            with w.part("torch_compile"):
+                r.compile_ms = _time_compiled(w, timer, sets)
 
 
 def _time_compiled(w: Worker, timer: Timer, sets: list[list[Any]]) -> float | None:

@@ -21,6 +21,10 @@ class EvalOptions:
     """Wall-clock limit for the whole child process; on expiry its process group is killed."""
     baselines: bool = True
     """Time eager and torch.compile in the same worker (torch.compile only on CUDA)."""
+    baselines_in: str = "auto"
+    """Where eager and torch.compile are timed (eval/baselines.py): 'process' (a process of their
+    own, timed exactly as the candidate is), 'judge' (in the judge, on its own inputs) or 'auto'
+    (the process on CUDA, the judge on the CPU, where a timing is never a speedup)."""
     precision: str = "default"
     """Precision policy (eval/precision.py): 'default' (PyTorch's flags: TF32 convolutions, IEEE
     matmuls), 'strict' (IEEE fp32 everywhere) or 'tf32'; candidate, yardstick and baselines alike."""
@@ -101,6 +105,9 @@ class EvalResult:
     """The policy candidate, yardstick and baselines ran under (eval/precision.py)."""
     precision_flags: dict[str, Any] = field(default_factory=dict)
     """The PyTorch flags that policy set, on both sides."""
+    baselines_in: str | None = None
+    """Where eager and torch.compile were timed: 'process' (the reference in a process of its own,
+    by the candidate's protocol), 'process+judge' (torch.compile fell back to the judge) or 'judge'."""
     gpu_name: str | None = None
     elapsed_s: float | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)

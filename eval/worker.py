@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from . import baselines
 from . import harness as H
 from . import precision as P
 from .compare import ChangeTracker, Verdict, compare, flatten
@@ -51,6 +52,8 @@ class Worker:
         self.spawned = link
         """A candidate process started before this judge imported torch (judge_main), or None."""
         self.link: CandidateLink | None = None
+        self.baseline_link: CandidateLink | None = None
+        """The reference's own process, where eager and torch.compile are timed (eval/baselines.py)."""
         self.meter = MemoryMeter(self.device, self.result.peak_memory_mb)
         self.ref64_device = self.device
         """Where the float64 reference runs: the host once it did not fit on the GPU."""
@@ -120,19 +123,24 @@ class Worker:
         self.pool = torch.cuda.MemPool() if self.device == "cuda" else None
         with self.spawned or CandidateLink(self.device, self.deadline, self.progress.parent) as link:
             self.link = link
+            self.baseline_link = baselines.start(self)  # imports torch while the candidate is judged
             try:
                 self._stages(link)
             finally:
-                tail = link.log_tail()
-                if tail.strip():
-                    print(f"--- candidate process output ---\n{tail}", flush=True)
+                for which, proc in (("candidate", link), ("baseline", self.baseline_link)):
+                    tail = proc.log_tail() if proc is not None else ""
+                    if tail.strip():
+                        print(f"--- {which} process output ---\n{tail}", flush=True)
+                if self.baseline_link is not None:
+                    self.baseline_link.close()
 
     def _stages(self, link: CandidateLink) -> None:
         self.remote = Remote(link, self.device, self.pool)
-        weight_seed = H.secret_seed()
+        self.weight_seed = weight_seed = H.secret_seed()
         with self.part("reference"):
             self.ref, init_values = self._build_reference(weight_seed)  # while the candidate starts
             self.ref64 = H.double_copy(self.ref)
+        self.init_values = init_values  # the baseline process builds the reference from them too
         # Measured before the candidate is imported, so the candidate cannot inflate it.
         with self.part("candidate_start"):
             self.ping_ms = self.remote.ping_ms()

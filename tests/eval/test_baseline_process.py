@@ -1,0 +1,106 @@
+"""Eager (and, on a GPU, torch.compile) timed in a process of their own by the candidate's protocol
+(eval/baselines.py), and the judge's in-process timing wherever that process cannot run the
+reference. On the CPU the timings themselves are never compared: only where they were taken."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from kernelskill.authors.builtin.emit import assemble_verbatim
+from kernelskill.eval import baselines
+from kernelskill.eval.api import evaluate
+from kernelskill.eval.types import EvalOptions, Rejected
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+from candidates import good  # noqa: E402
+
+PROBLEM = (FIXTURES / "relu_scale.py").read_text()
+
+
+def _opts(where: str) -> EvalOptions:
+    return EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines_in=where)
+
+
+def test_a_kept_reference_and_its_baseline_are_timed_by_the_same_process_kind() -> None:
+    kept = assemble_verbatim(PROBLEM, "the reference verbatim")
+    r = evaluate(PROBLEM, kept, _opts("process"))
+    assert r.correct, r.reason
+    assert r.baselines_in == "process", r.log_tail[-1500:]
+    assert r.eager_ms is not None and r.eager_ms > 0 and r.runtime_ms is not None
+    assert r.stage_seconds.get("timing.baselines", 0) > 0  # the baseline process's own part
+    assert "timing.eager" not in r.stage_seconds  # nothing timed in the judge
+
+
+def test_on_the_cpu_auto_times_the_baselines_in_the_judge() -> None:
+    r = evaluate(PROBLEM, good(), _opts("auto"))
+    assert r.correct, r.reason
+    assert r.baselines_in == "judge" and r.eager_ms is not None
+    assert "timing.baselines" not in r.stage_seconds and "timing.eager" in r.stage_seconds
+
+
+def test_a_reference_the_process_cannot_run_is_timed_in_the_judge() -> None:
+    # The baseline process runs the reference under the candidate's guard, which refuses modules
+    # outside the allowlist; the judge imports the problem freely. The evaluation still succeeds.
+    problem = PROBLEM.replace("import torch\n", "import wave\nimport torch\n", 1)
+    r = evaluate(problem, good(), _opts("process"))
+    assert r.correct, r.reason
+    assert r.baselines_in == "judge", r.log_tail[-1500:]
+    assert r.eager_ms is not None and r.eager_ms > 0
+    assert "baseline process could not time the reference" in r.log_tail
+
+
+class _RefusingLink:
+    """A baseline process whose init is refused, then one that dies: both mean time in the judge."""
+
+    def __init__(self, how: str):
+        self.how, self.stage = how, "load"
+
+    def request(self, msg: dict, fds: list | None = None) -> dict:
+        if self.how == "dies":
+            raise Rejected(self.stage, "candidate process died (signal SIGKILL) during timing", "crash")
+        return {"ok": False, "error": "ModelNew(*get_init_inputs()) failed: boom"}
+
+
+class _Worker:
+    """What time_in_process reads of the judge, before it times anything."""
+
+    class result:  # noqa: N801 (a namespace standing for EvalResult)
+        stage = "timing"
+
+    device, req = "cpu", {"problem_name": "p.py"}
+
+    class policy:  # noqa: N801
+        name = "default"
+
+    class problem:  # noqa: N801
+        source = PROBLEM
+
+
+@pytest.mark.parametrize("how", ["refuses", "dies"])
+def test_a_baseline_process_that_fails_gives_none(how: str, capsys: pytest.CaptureFixture) -> None:
+    found = baselines.time_in_process(_Worker(), _RefusingLink(how), None, 2, 0, [70])
+    assert found is None
+    assert "baselines are timed in the judge" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("where", "device", "expected"), [
+    ("auto", "cuda", True), ("auto", "cpu", False), ("process", "cpu", True), ("judge", "cuda", False)])
+def test_where_the_baselines_are_timed(where: str, device: str, expected: bool) -> None:
+    class W:
+        opts = EvalOptions(device=device, baselines_in=where)
+
+    W.device = device
+    assert baselines.wanted(W()) is expected
+    W.opts = EvalOptions(device=device, baselines_in=where, baselines=False)
+    assert baselines.wanted(W()) is False
+
+
+def test_only_the_baseline_process_compiles() -> None:
+    # "compile" runs torch.compile's first call outside the guard: never for a candidate.
+    from kernelskill.eval.candidate_proc import Candidate
+
+    reply = Candidate(sock=None).compile({"cmd": "compile"}, [])
+    assert reply["ok"] is False and "baseline process" in reply["error"]
