@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
@@ -59,6 +60,9 @@ class Summary(BaseModel):
     precision: dict[str, dict[str, bool]] = Field(
         default_factory=dict, description="Precision policy -> the flags it set on both sides, for the "
         "policies the rows were judged and timed under (one, unless rows of several benches were merged)")
+    baselines_in: dict[str, int] = Field(
+        default_factory=dict, description="Where the GPU rows' baselines were timed (eval/baselines.py) -> "
+        "rows; 'judge' also counts rows that did not record it")
 
 
 def p_label(p: float) -> str:
@@ -129,7 +133,9 @@ def summarize(rows: list[ResultRow]) -> Summary:
 
     return Summary(groups=groups, device=devices[0] if len(devices) == 1 else ",".join(devices) or None,
                    gpus=sorted({r.gpu for r in rows if r.gpu}),
-                   precision={name: policy(name).flags() for name in sorted({r.precision for r in rows})})
+                   precision={name: policy(name).flags() for name in sorted({r.precision for r in rows})},
+                   baselines_in=dict(sorted(Counter(r.baselines_in or "judge" for r in rows
+                                                    if not r.timing_is_cpu and r.eager_ms).items())))
 
 
 # ---- the table printed last -----------------------------------------------------------------
@@ -176,4 +182,11 @@ def render_table(summary: Summary) -> str:
     if summary.precision:
         note += "\nprecision: " + "; ".join(f"{name} ({', '.join(f'{k}={v}' for k, v in flags.items())})"
                                             for name, flags in summary.precision.items())
+    if summary.baselines_in:
+        note += "\nbaselines timed in: " + ", ".join(f"{_WHERE.get(k, k)} ({n})"
+                                                    for k, n in summary.baselines_in.items())
     return "\n".join(lines) + note
+
+
+_WHERE = {"process": "their own process", "process+judge": "their own process, torch.compile in the judge",
+          "judge": "the judge"}

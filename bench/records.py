@@ -65,6 +65,9 @@ class ResultRow(BaseModel):
                                      "is timed too)")
     eager_ms: float | None = None
     compile_ms: float | None = None
+    baselines_in: str | None = Field(None, description="Where eager and torch.compile were timed "
+                                     "(eval/baselines.py): process, process+judge or judge; None in "
+                                     "rows written before it was recorded (the judge)")
     speedup_vs_eager: float | None = None
     speedup_vs_compile: float | None = None
     floor_ms: float | None = Field(None, description="Speed-of-light time (bytes and FLOPs over ceilings)")
@@ -105,7 +108,7 @@ def row_from_report(problem: BenchProblem, report: dict[str, Any], *, device: st
         uses_own_kernels=correct and not is_ref and int(best.get("custom_kernels") or 0) > 0,
         precision=(report.get("precision") or {}).get("policy", "default"),
         **{k: delivered.get(k) for k in ("runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager",
-                                          "speedup_vs_compile", "floor_ms")},
+                                          "speedup_vs_compile", "floor_ms", "baselines_in")},
         timing_is_cpu=bool(delivered.get("timing_is_cpu", device != "cuda")), gpu=delivered.get("gpu"),
         custom_kernels=int(best.get("custom_kernels") or 0), rounds=int(report.get("rounds") or 0),
         attempts=len(attempts), wall_s=round(wall_s, 2), skills_tried=list(dict.fromkeys(tried)),

@@ -23,7 +23,7 @@ def _timings(v: Verdict | None) -> dict[str, Any] | None:
             "compile_ms": v.compile_ms, "speedup_vs_eager": v.speedup_vs_eager,
             "speedup_vs_compile": v.speedup_vs_compile, "floor_ms": v.floor_ms,
             "custom_kernels": v.custom_kernels, "kernel_names": v.kernel_names,
-            "timing_is_cpu": v.timing_is_cpu, "gpu": v.gpu_name}
+            "timing_is_cpu": v.timing_is_cpu, "gpu": v.gpu_name, "baselines_in": v.baselines_in}
 
 
 def precision_of(state: GraphState) -> dict[str, Any]:

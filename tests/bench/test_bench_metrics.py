@@ -103,3 +103,15 @@ def test_empty_and_unknown_levels() -> None:
     s = summarize([row("unknown/z", wall=3), row("level10/y"), row("level2/x")])
     assert list(s.groups) == ["level2", "level10", "unknown", "all"]
     assert summarize([]).groups["all"].problems == 0
+
+
+def test_the_summary_says_where_the_baselines_were_timed() -> None:
+    rows = [row("level1/a", se=2.0, eager=1.0), row("level1/b", se=1.5, eager=2.0),
+            row("level1/c", se=1.1, eager=1.0), row("level1/d", se=1.0, eager=None),
+            row("level1/e", se=1.0, eager=1.0, device="cpu")]
+    rows[0].baselines_in = rows[1].baselines_in = "process"
+    # A row without the field was timed in the judge; CPU and untimed rows are not counted.
+    s = summarize(rows)
+    assert s.baselines_in == {"judge": 1, "process": 2}
+    assert "baselines timed in: the judge (1), their own process (2)" in render_table(s)
+    assert "baselines timed in" not in render_table(summarize(suite("cpu")))

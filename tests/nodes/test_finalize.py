@@ -62,7 +62,7 @@ def evaluations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     def fake(_state: GraphState, source: str, baselines: bool) -> Verdict:
         assert baselines
         seen.append(source)
-        return gpu_verdict(0.97)
+        return gpu_verdict(0.97, baselines_in="process")
 
     monkeypatch.setattr(F, "evaluate_candidate", fake)
     return seen
@@ -90,6 +90,7 @@ def test_the_kept_reference_is_the_users_module_unchanged_and_timed(evaluations:
                           report, device="cuda", wall_s=1.0, thread_id="t1", bench_dir=Path("/b"),
                           out_dir=Path("/b/level2/conv"), finished_at=0.0)
     assert row.solution_is_reference and row.speedup_vs_eager == 0.97 and row.precision == "default"
+    assert report["delivered"]["baselines_in"] == row.baselines_in == "process"  # where eager was timed
 
 
 def test_a_faster_best_is_delivered_and_nothing_else_is_evaluated(evaluations: list[str]) -> None:
