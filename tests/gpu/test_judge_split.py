@@ -86,6 +86,16 @@ def test_pytorch_copy_times_like_eager() -> None:
     print(f"  candidate (split) / eager (judge) = {ratio:.3f}")
 
 
+def test_baselines_in_their_own_process() -> None:
+    # eval/baselines.py: eager and torch.compile both timed in the reference's process (session
+    # 36's first H200 run fell back to the judge for torch.compile: filelock's audit hook).
+    r, _ = timed("baselines in process", evaluate, RELU, good(),
+                 EvalOptions(device="cuda", size="full", trials=3, timeout_s=300, baselines_in="process"))
+    assert r.correct, r.reason
+    assert r.baselines_in == "process", r.log_tail[-1500:]
+    assert r.eager_ms and r.compile_ms
+
+
 GRAPH = HEAD + INIT + '''
         self.graph = None
 
