@@ -108,8 +108,8 @@ class Candidate:
         """torch.compile of the model replaces it, in the baseline process only (its model is the
         reference, trusted like the judge's: eval/baselines.py). torch.compile's imports and its
         compiling first call run outside the guard, which refuses what they do (on an H200 host
-        filelock, imported by Inductor, adds an audit hook); the timed runs after it are guarded
-        as the eager ones were."""
+        filelock, imported with torch.compile's stack, adds an audit hook); the timed runs after
+        it are guarded as the eager ones were."""
         if not self.reference:
             return {"ok": False, "error": "compile is for the baseline process, whose model is the reference"}
         try:
