@@ -27,6 +27,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=int, default=5, help="correctness trials with fresh inputs (default 5)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds before the worker is killed")
     p.add_argument("--no-baselines", action="store_true", help="skip timing eager and torch.compile")
+    p.add_argument("--baselines-in", choices=("auto", "process", "judge"), default="auto",
+                   help="where eager and torch.compile are timed: process (the reference in a process "
+                        "of its own, timed exactly as the candidate is), judge (in the judge, on its own "
+                        "inputs) or auto (process on a GPU, judge on the CPU; the default)")
     add_precision_arguments(p)
 
 
@@ -51,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     device, size = resolve_device(args.device, args.size)
     opts = EvalOptions(device=device, size=size, trials=args.trials, timeout_s=args.timeout,
-                       baselines=not args.no_baselines, precision=precision_of(args) or "default")
+                       baselines=not args.no_baselines, baselines_in=args.baselines_in,
+                       precision=precision_of(args) or "default")
     print(f"evaluating {args.candidate} against {args.problem} on {device} ({size} sizes, "
           f"{opts.precision} precision)...",
           file=sys.stderr)

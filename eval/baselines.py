@@ -25,6 +25,7 @@ import torch
 from .judge_io import Remote
 from .judge_link import CandidateLink
 from .types import Rejected
+from .warm_imports import WARM_FLAG
 
 if TYPE_CHECKING:
     from .remote_timing import CandidateTiming
@@ -48,7 +49,8 @@ def start(w: Worker) -> CandidateLink | None:
     if not wanted(w):
         return None
     try:
-        return CandidateLink(w.device, w.deadline, w.progress.parent, log_name="baseline.log")
+        warm = (WARM_FLAG,) if w.device == "cuda" else ()  # torch.compile is timed on CUDA only
+        return CandidateLink(w.device, w.deadline, w.progress.parent, log_name="baseline.log", args=warm)
     except OSError as e:
         print(f"baseline process did not start ({e}); baselines are timed in the judge", flush=True)
         return None

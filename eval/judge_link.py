@@ -68,10 +68,11 @@ def _die_with_parent() -> None:
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def spawn_candidate(sock: socket.socket, scratch: Path, device: str, log: Path) -> subprocess.Popen:
-    """Start `python -P -m kernelskill.eval.candidate_proc` with `sock` as its stdin: its own
-    session, a scrubbed environment, `scratch` as its working directory, output to `log`."""
-    cmd = [sys.executable, "-P", "-m", "kernelskill.eval.candidate_proc"]
+def spawn_candidate(sock: socket.socket, scratch: Path, device: str, log: Path,
+                    args: tuple[str, ...] = ()) -> subprocess.Popen:
+    """Start `python -P -m kernelskill.eval.candidate_proc [ARGS]` with `sock` as its stdin: its
+    own session, a scrubbed environment, `scratch` as its working directory, output to `log`."""
+    cmd = [sys.executable, "-P", "-m", "kernelskill.eval.candidate_proc", *args]
     with open(log, "wb") as logf:
         return subprocess.Popen(cmd, cwd=scratch, env=candidate_env(device, scratch), stdin=sock,
                                 stdout=logf, stderr=subprocess.STDOUT, start_new_session=True,
@@ -81,7 +82,8 @@ def spawn_candidate(sock: socket.socket, scratch: Path, device: str, log: Path) 
 class CandidateLink:
     """One candidate process for one evaluation; a context manager that always kills it."""
 
-    def __init__(self, device: str, deadline: float, log_dir: Path, log_name: str = "candidate.log"):
+    def __init__(self, device: str, deadline: float, log_dir: Path, log_name: str = "candidate.log",
+                 args: tuple[str, ...] = ()):
         self.device, self.deadline = device, deadline
         self.scratch = Path(tempfile.mkdtemp(prefix="kernelskill-candidate-"))
         self.log = log_dir / log_name
@@ -89,7 +91,7 @@ class CandidateLink:
         judge_end, cand_end = socket.socketpair()
         self.sock = judge_end
         try:
-            self.proc = spawn_candidate(cand_end, self.scratch, device, self.log)
+            self.proc = spawn_candidate(cand_end, self.scratch, device, self.log, args)
         finally:
             cand_end.close()
 

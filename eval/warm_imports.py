@@ -19,6 +19,9 @@ import importlib
 import sys
 import threading
 
+WARM_FLAG = "--warm-compile"
+"""candidate_proc's argument: import torch.compile's stack in the background from the start (the
+baseline process, eval/baselines.py, where torch.compile of the reference is timed)."""
 # Rationale: short enough that the main thread's hundreds of waits per evaluation cost
 # milliseconds in all, long enough that the importing thread is not switched out every bytecode.
 SWITCH_INTERVAL_S = 2e-4

@@ -104,3 +104,39 @@ def test_only_the_baseline_process_compiles() -> None:
 
     reply = Candidate(sock=None).compile({"cmd": "compile"}, [])
     assert reply["ok"] is False and "baseline process" in reply["error"]
+
+
+def test_the_baseline_process_imports_torch_compile_before_its_guard(tmp_path: Path) -> None:
+    # Started with WARM_FLAG, the process imports torch.compile's stack in the background; init
+    # waits for it before entering the guard, so no import (filelock adds an audit hook on some
+    # hosts) runs beside guarded code. The reference's forward then runs guarded as usual.
+    import time
+
+    from kernelskill.eval.judge_link import CandidateLink
+    from kernelskill.eval.warm_imports import WARM_FLAG
+
+    with CandidateLink("cpu", time.monotonic() + 120, tmp_path, log_name="baseline.log",
+                       args=(WARM_FLAG,)) as link:
+        reply = link.request({"cmd": "init", "device": "cpu", "precision": "default",
+                              "source": PROBLEM + baselines.REFERENCE_ALIAS, "filename": "relu_scale.py",
+                              "weight_seed": 1, "init_values": [70], "reference": True})
+        assert reply.get("ok"), reply
+        assert [tuple(s) for s in reply["params"]] == [(70,)]
+        argv = (Path(f"/proc/{link.proc.pid}/cmdline").read_bytes().split(b"\0"))
+        assert WARM_FLAG.encode() in argv
+    assert (tmp_path / "baseline.log").exists() and not link.scratch.exists()
+
+
+def test_the_eval_command_says_where_the_baselines_were_timed(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    from kernelskill.cli.main import main
+
+    cand = tmp_path / "kept.py"
+    cand.write_text(assemble_verbatim(PROBLEM, "the reference verbatim"))
+    args = ["eval", str(FIXTURES / "relu_scale.py"), str(cand), "--device", "cpu", "--size", "small",
+            "--trials", "2"]
+    assert main([*args, "--baselines-in", "process"]) == 0
+    assert "baselines timed in the reference's own process" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exited:  # argparse's usage error
+        main([*args, "--baselines-in", "nowhere"])
+    assert exited.value.code == 2
