@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     from .timing import Timer
     from .worker import Worker
 
-# EvalOptions.baselines_in: where eager and torch.compile are timed.
-PROCESS, JUDGE, AUTO = "process", "judge", "auto"
+# EvalOptions.baselines_in: where eager and torch.compile are timed; EvalResult.baselines_in also
+# PROCESS_JUDGE: eager in the process, torch.compile in the judge after it failed there.
+PROCESS, JUDGE, AUTO, PROCESS_JUDGE = "process", "judge", "auto", "process+judge"
 REFERENCE_ALIAS = "\n\nModelNew = Model  # the judge's baseline process times the reference as a candidate\n"
 
 
@@ -84,7 +85,8 @@ def time_in_process(w: Worker, link: CandidateLink, timer: Timer, n_sets: int,
             raise Rejected("timing", str(reply.get("error"))[:300], "baseline")
         remote.mirror(w.remote)
         eager: CandidateTiming = time_remote(w, remote, timer, n_sets, judged=False)
-    except Rejected as e:
+    except (Rejected, RuntimeError) as e:  # RuntimeError: out of device memory for its buffers
+        link.close()  # its memory, freed before the judge times anything
         print(f"the baseline process could not time the reference ({e}); baselines are timed in "
               "the judge", flush=True)
         return None
@@ -95,8 +97,9 @@ def time_in_process(w: Worker, link: CandidateLink, timer: Timer, n_sets: int,
         if not reply.get("ok"):
             raise Rejected("timing", str(reply.get("error"))[:300], "baseline")
         compiled = time_remote(w, remote, timer, n_sets, judged=False)
-    except Rejected as e:
+    except (Rejected, RuntimeError) as e:
+        link.close()
         print(f"torch.compile failed in the baseline process ({e}); it is timed in the judge",
               flush=True)
-        return Baselines(eager.median_ms, None, "process+judge")
+        return Baselines(eager.median_ms, None, PROCESS_JUDGE)
     return Baselines(eager.median_ms, compiled.median_ms, PROCESS)

@@ -56,7 +56,10 @@ class _RefusingLink:
     """A baseline process whose init is refused, then one that dies: both mean time in the judge."""
 
     def __init__(self, how: str):
-        self.how, self.stage = how, "load"
+        self.how, self.stage, self.closed = how, "load", False
+
+    def close(self) -> None:
+        self.closed = True
 
     def request(self, msg: dict, fds: list | None = None) -> dict:
         if self.how == "dies":
@@ -81,8 +84,9 @@ class _Worker:
 
 @pytest.mark.parametrize("how", ["refuses", "dies"])
 def test_a_baseline_process_that_fails_gives_none(how: str, capsys: pytest.CaptureFixture) -> None:
-    found = baselines.time_in_process(_Worker(), _RefusingLink(how), None, 2, 0, [70])
-    assert found is None
+    link = _RefusingLink(how)
+    found = baselines.time_in_process(_Worker(), link, None, 2, 0, [70])
+    assert found is None and link.closed  # its memory freed before the judge times eager
     assert "baselines are timed in the judge" in capsys.readouterr().out
 
 
