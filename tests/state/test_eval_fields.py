@@ -17,7 +17,9 @@ from kernelskill.state.records import Attempt
 VERDICT_KEYS = ["correct", "stage", "reason", "failed_checks", "usage_error", "runtime_ms", "eager_ms",
                 "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "floor_ms", "noise", "custom_kernels",
                 "kernel_names", "timing_is_cpu", "gpu_name", "flops", "bytes", "kernel_breakdown", "log_tail",
-                "precision_policy", "precision_flags", "baselines_reused"]
+                "precision_policy", "precision_flags",
+                "baselines_in",  # added later, default None: older checkpoints load unchanged
+                "baselines_reused"]
 ATTEMPT_KEYS = ["round", "node", "skill_id", "params", "source_hash", "outcome", "stage", "failed_checks",
                 "runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "error",
                 "profile_signature", "tokens", "note", "repeat_of",
