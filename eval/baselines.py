@@ -66,10 +66,10 @@ class Baselines:
     the judge after it failed there) or 'judge'."""
 
 
-def time_in_process(w: Worker, link: CandidateLink, timer: Timer, n_sets: int,
-                    weight_seed: int, init_values: list) -> Baselines | None:
+def time_in_process(w: Worker, link: CandidateLink, timer: Timer, n_sets: int) -> Baselines | None:
     """Eager, then torch.compile, in the baseline process; None when eager could not run there.
-    torch.compile is only tried on CUDA, as in the judge."""
+    The reference is built from the judge's weight seed and init values; torch.compile is only
+    tried on CUDA, as in the judge."""
     from .remote_timing import time_remote
 
     link.stage = w.result.stage
@@ -78,8 +78,8 @@ def time_in_process(w: Worker, link: CandidateLink, timer: Timer, n_sets: int,
     try:
         reply = link.request({"cmd": "init", "device": w.device, "precision": w.policy.name,
                               "source": w.problem.source + REFERENCE_ALIAS,
-                              "filename": w.req["problem_name"], "weight_seed": weight_seed,
-                              "problem_file": w.req["problem_name"], "init_values": init_values,
+                              "filename": w.req["problem_name"], "weight_seed": w.weight_seed,
+                              "problem_file": w.req["problem_name"], "init_values": w.init_values,
                               "reference": True})
         if not reply.get("ok"):
             raise Rejected("timing", str(reply.get("error"))[:300], "baseline")

@@ -13,7 +13,6 @@ reported times by its own wall clock.
 
 from __future__ import annotations
 
-import importlib
 import socket
 import sys
 import time
@@ -110,15 +109,13 @@ class Candidate:
 
     def compile(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         """torch.compile of the model replaces it, in the baseline process only (its model is the
-        reference, trusted like the judge's: eval/baselines.py). torch.compile's imports and its
-        compiling first call run outside the guard, which refuses what they do (on an H200 host
-        filelock, imported with torch.compile's stack, adds an audit hook); the timed runs after
-        it are guarded as the eager ones were."""
+        reference, trusted like the judge's: eval/baselines.py). torch.compile (which imports its
+        stack) and its compiling first call run outside the guard, which refuses what they do (on
+        an H200 host filelock, imported with torch.compile's stack, adds an audit hook); the timed
+        runs after it are guarded as the eager ones were."""
         if not self.reference:
             return {"ok": False, "error": "compile is for the baseline process, whose model is the reference"}
         try:
-            for name in modules_for(self.device, timing=True, baselines=True):
-                importlib.import_module(name)
             self.model = torch.compile(self.model)
             if 0 in self.sets:
                 with torch.no_grad(), P.applied(self.policy):

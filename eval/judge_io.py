@@ -87,16 +87,17 @@ class Remote:
     def set_contract(self, ref_out: Any, ref_in: list[Any]) -> None:
         """The reference's output fixes the structure, and so the slots, every forward must fill."""
         self.ref_desc = contract.describe(ref_out, ref_in)
-        self.slots = [wire.shared_like(t.detach(), self.pool) for t in contract.tensor_leaves(ref_out)]
-        fds: list[int] = []
-        specs = [wire.export(s, fds) for s in self.slots]
-        self._ok(self.link.request({"cmd": "slots", "specs": specs}, fds), "runtime_error")
+        self._hand_slots([t.detach() for t in contract.tensor_leaves(ref_out)])
 
     def mirror(self, other: Remote) -> None:
         """The contract and slot shapes of `other` (the candidate's), for the baseline process
         (eval/baselines.py): the reference's output is what the candidate's contract describes."""
         self.ref_desc = other.ref_desc
-        self.slots = [wire.shared_like(s, self.pool) for s in other.slots]
+        self._hand_slots(other.slots)
+
+    def _hand_slots(self, like: list[torch.Tensor]) -> None:
+        """Output slots shaped like `like`, in shared memory, handed to the process."""
+        self.slots = [wire.shared_like(t, self.pool) for t in like]
         fds: list[int] = []
         specs = [wire.export(s, fds) for s in self.slots]
         self._ok(self.link.request({"cmd": "slots", "specs": specs}, fds), "runtime_error")

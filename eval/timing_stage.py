@@ -86,8 +86,7 @@ def _time_baselines(w: Worker, timer: Timer) -> None:
     found = None
     if w.baseline_link is not None:
         with w.part("baselines"):
-            found = baselines.time_in_process(w, w.baseline_link, timer, _n_sets(w),
-                                              w.weight_seed, w.init_values)
+            found = baselines.time_in_process(w, w.baseline_link, timer, _n_sets(w))
     if found is not None:
         r.eager_ms, r.compile_ms, r.baselines_in = found.eager_ms, found.compile_ms, found.where
         if found.where == baselines.PROCESS:

@@ -188,4 +188,3 @@ def test_every_conv_template_keeps_the_absorbed_bias_out(skill: str, tmp_path: P
     result = evaluate(src, cand.source)
     assert result.correct, f"{result.reason}\n{cand.source}"
     same_run(src, cand.source, tmp_path / "cand.py")
-

@@ -74,6 +74,7 @@ class _Worker:
         stage = "timing"
 
     device, req = "cpu", {"problem_name": "p.py"}
+    weight_seed, init_values = 0, [70]
 
     class policy:  # noqa: N801
         name = "default"
@@ -85,7 +86,7 @@ class _Worker:
 @pytest.mark.parametrize("how", ["refuses", "dies"])
 def test_a_baseline_process_that_fails_gives_none(how: str, capsys: pytest.CaptureFixture) -> None:
     link = _RefusingLink(how)
-    found = baselines.time_in_process(_Worker(), link, None, 2, 0, [70])
+    found = baselines.time_in_process(_Worker(), link, None, 2)
     assert found is None and link.closed  # its memory freed before the judge times eager
     assert "baselines are timed in the judge" in capsys.readouterr().out
 
