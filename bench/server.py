@@ -45,7 +45,7 @@ def _join(client: Any, thread: str, run_id: str) -> dict[str, Any]:
 
 def run_on_server(url: str, problem: Problem, settings: RunSettings, thread_id: str, out_dir: Path,
                   say: Callable[[str], None]) -> GraphState:
-    from ..graph.runner import write_outputs
+    from ..graph.runner import unfinished, write_outputs
 
     client = _client(url)
     tid = server_thread_id(thread_id)
@@ -58,7 +58,8 @@ def run_on_server(url: str, problem: Problem, settings: RunSettings, thread_id: 
             raise RuntimeError(f"server thread {tid} is busy but has no pending or running run")
         run_id = running[0]["run_id"]
         say(f"server thread {tid}: joining run {run_id} that is still going")
-    elif state.get("values") and not state.get("next"):
+    elif state.get("values") and unfinished(state.get("next") or [],
+                                            [t["name"] for t in state.get("tasks") or []]) is None:
         say(f"server thread {tid} already finished; writing its outputs")
         run_id = None
     else:

@@ -9,7 +9,7 @@ import shlex
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,15 @@ def write_outputs(state: GraphState, thread_id: str, out_dir: Path) -> tuple[Pat
     return out_dir / "solution.py", is_reference
 
 
+def unfinished(next_nodes: Sequence[str], task_names: Sequence[str]) -> str | None:
+    """Pure: where a stored thread resumes, or None when it is finished. `next` alone does not
+    say: a node whose result was saved just before a crash (a pending write of the last step) is
+    left out of `next`, yet the step never advanced; only a checkpoint with no task is the end."""
+    if next_nodes:
+        return ", ".join(next_nodes)
+    return f"{', '.join(task_names)} (its result was saved)" if task_names else None
+
+
 def stored_state(checkpoints: Path, thread_id: str) -> GraphState | None:
     """The thread's last checkpointed state, or None when it does not exist (nothing is created:
     a command that ends up refusing its input leaves no database behind)."""
@@ -96,7 +105,10 @@ def _stream(graph: Any, payload: Any, config: dict, thread_id: str, out_dir: Pat
             say: Printer) -> None:
     """Run the graph from `payload` (None: resume), saying one line per node update."""
     best_hash = None
-    for chunk in graph.stream(payload, config, stream_mode="updates"):
+    # durability="sync": each step's checkpoint is on disk before the next step starts (LangGraph's
+    # default writes it in the background, racing the next step): a crash loses at most the step
+    # in flight, and `unfinished` resumes one whose result was already saved.
+    for chunk in graph.stream(payload, config, stream_mode="updates", durability="sync"):
         for node, update in chunk.items():
             # Write a new best before saying anything: nothing is lost if killed now.
             if update and update.get("best") is not None and update["best"].hash != best_hash:
@@ -120,12 +132,13 @@ def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Pa
         config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 500}
         snapshot = graph.get_state(config)
         if snapshot.values:
-            if not snapshot.next:
+            at = unfinished(snapshot.next, [t.name for t in snapshot.tasks])
+            if at is None:
                 say(f"thread {thread_id} already finished; writing its outputs")
                 final = GraphState.model_validate(snapshot.values)
                 write_outputs(final, thread_id, out_dir)
                 return final
-            say(f"resuming thread {thread_id} at {', '.join(snapshot.next)}")
+            say(f"resuming thread {thread_id} at {at}")
             payload: Any = None
         else:
             payload = GraphState(problem=problem, settings=settings, started_at=time.time())

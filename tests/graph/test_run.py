@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from kernelskill.graph.runner import run
+from kernelskill.graph.runner import run, unfinished
 from kernelskill.state.graph_state import GraphState, RunSettings
 from kernelskill.state.records import Problem
 
@@ -90,7 +90,7 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {fixtures!r})
 from candidates import good, wrong_scale
-from kernelskill.graph.runner import run
+from kernelskill.graph.runner import run, unfinished
 from kernelskill.state.graph_state import RunSettings
 from kernelskill.state.records import Problem
 p = Problem(name="relu_scale", path={path!r}, source=Path({path!r}).read_text(), size="small")
@@ -98,6 +98,43 @@ s = RunSettings(device="cpu", size="small", author="scripted", trials=2, baselin
                 repairs=1, script=[good(1024), wrong_scale(), good(256), good(128)])
 run(p, s, "t-resume", Path({db!r}), Path({out!r}), say=lambda line: print(line, flush=True))
 """
+
+
+def test_a_thread_is_finished_only_when_its_checkpoint_has_no_task() -> None:
+    assert unfinished(("reviewer",), ["reviewer"]) == "reviewer"
+    assert unfinished((), ["reviewer"]) == "reviewer (its result was saved)"
+    assert unfinished((), []) is None
+
+
+# A crash between a node's saved result and the step's checkpoint: LangGraph keeps the result as a
+# pending write of the step before, whose snapshot then lists no node still to run.
+CRASH_AFTER_REVIEW = """
+import os
+from langgraph.checkpoint.sqlite import SqliteSaver
+_put_writes = SqliteSaver.put_writes
+def put_writes(self, config, writes, task_id, task_path=""):
+    _put_writes(self, config, writes, task_id, task_path)
+    if any(channel == "attempts" and value for channel, value in writes):  # the reviewer's, on disk
+        os._exit(9)
+SqliteSaver.put_writes = put_writes
+"""
+
+
+def test_crash_after_a_saved_result_resumes_and_is_not_called_finished(tmp_path: Path) -> None:
+    db, out = tmp_path / "ck.sqlite", tmp_path / "out"
+    code = CRASH_AFTER_REVIEW + RUNNER.format(fixtures=str(FIXTURES), path=PROBLEM.path, db=str(db),
+                                              out=str(out))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 9, done.stderr[-2000:]
+    lines: list[str] = []
+    final = run(PROBLEM, settings([], 3, 1), "t-resume", db, out, say=lines.append)
+    assert not any("already finished" in ln for ln in lines), lines
+    assert lines[0] == "resuming thread t-resume at reviewer (its result was saved)", lines
+    # The saved review was applied, not judged again: one attempt for the first reply, then on.
+    assert [a.note for a in final.attempts].count("first candidate (scripted reply 1)") == 1
+    assert len(final.attempts) >= 4, (final.stop_reason, lines)
+    assert "round budget" in (final.stop_reason or ""), final.stop_reason
 
 
 def test_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
@@ -116,8 +153,9 @@ def test_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     proc.wait()
     assert any(s.startswith("reviewer: correct") for s in seen), seen
     assert (out / "solution.py").exists()  # the best was written the moment it appeared
-    final: GraphState = run(PROBLEM, settings([], 3, 1), "t-resume", db, out, say=lambda _: None)
+    lines: list[str] = []
+    final: GraphState = run(PROBLEM, settings([], 3, 1), "t-resume", db, out, say=lines.append)
     # The resumed thread kept its own settings (the script) and its history.
     assert final.attempts[0].outcome == "correct" and final.attempts[0].node == "generator"
-    assert len(final.attempts) >= 4 and final.stop_reason
+    assert len(final.attempts) >= 4 and final.stop_reason, (final.stop_reason, lines)
     assert final.settings.script and final.best is not None
