@@ -69,7 +69,7 @@ def _check_reference(problem: Any, settings: Any, checkpoints: Path, thread_id: 
     """A new problem's reference must run on this device and size (a child, seconds) before the
     graph judges candidates against it; a broken one is the row's error, not every candidate's."""
     from ..eval.reference_check import check_reference
-    from ..graph.runner import stored_state
+    from ..graph.threads import stored_state
 
     if stored_state(checkpoints, thread_id) is not None:  # checked when the thread started
         return

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     precision = precision_of(args)
     existing = None
     if args.thread:
-        from ..graph.runner import stored_state
+        from ..graph.threads import stored_state
 
         existing = stored_state(cfg.paths.checkpoints, args.thread)
     if existing is not None:

@@ -24,18 +24,6 @@ from ..nodes.reviewer import reviewer
 from ..state.graph_state import GraphState
 from . import routing
 
-# Types the checkpointer may rebuild from msgpack (everything our state holds).
-STATE_TYPES = [("kernelskill.state.records", n) for n in
-               ("Problem", "Candidate", "Attempt", "Profile", "KernelStat", "Plan")] + [
-    ("kernelskill.state.graph_state", n) for n in ("GraphState", "Verdict", "RunSettings", "Pruning")] + [
-    ("kernelskill.state.author_state", n) for n in ("AuthorState", "BuiltinConfig")]
-
-
-def serializer() -> Any:
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
-
 
 def build_graph(checkpointer: Any = None) -> Any:
     g = StateGraph(GraphState)

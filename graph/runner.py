@@ -17,8 +17,9 @@ from ..eval.child import spare_judges
 from ..nodes.finalize import solution_choice
 from ..state.graph_state import GraphState, RunSettings
 from ..state.records import Problem
-from .build import build_graph, serializer
+from .build import build_graph
 from .report import build_report, delivered_verdict, solution_text
+from .threads import serializer
 
 Printer = Callable[[str], None]
 
@@ -83,22 +84,6 @@ def unfinished(next_nodes: Sequence[str], task_names: Sequence[str]) -> str | No
     if next_nodes:
         return ", ".join(next_nodes)
     return f"{', '.join(task_names)} (its result was saved)" if task_names else None
-
-
-def stored_state(checkpoints: Path, thread_id: str) -> GraphState | None:
-    """The thread's last checkpointed state, or None when it does not exist (nothing is created:
-    a command that ends up refusing its input leaves no database behind)."""
-    if not checkpoints.exists():
-        return None
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
-    try:
-        graph = build_graph(SqliteSaver(conn, serde=serializer()))
-        values = graph.get_state({"configurable": {"thread_id": thread_id}}).values
-        return GraphState.model_validate(values) if values else None
-    finally:
-        conn.close()
 
 
 def _stream(graph: Any, payload: Any, config: dict, thread_id: str, out_dir: Path,

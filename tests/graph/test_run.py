@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from kernelskill.graph.runner import run, unfinished
+from kernelskill.graph.threads import stored_state
 from kernelskill.state.graph_state import GraphState, RunSettings
 from kernelskill.state.records import Problem
 
@@ -91,10 +92,11 @@ from pathlib import Path
 sys.path.insert(0, {fixtures!r})
 from candidates import good, wrong_scale
 from kernelskill.graph.runner import run, unfinished
+from kernelskill.graph.threads import stored_state
 from kernelskill.state.graph_state import RunSettings
 from kernelskill.state.records import Problem
 p = Problem(name="relu_scale", path={path!r}, source=Path({path!r}).read_text(), size="small")
-s = RunSettings(device="cpu", size="small", author="scripted", trials=2, baselines=False, rounds=3,
+s = RunSettings(device="cpu", size="small", author="scripted", trials=2, baselines=False, rounds={rounds},
                 repairs=1, script=[good(1024), wrong_scale(), good(256), good(128)])
 run(p, s, "t-resume", Path({db!r}), Path({out!r}), say=lambda line: print(line, flush=True))
 """
@@ -123,23 +125,27 @@ SqliteSaver.put_writes = put_writes
 def test_crash_after_a_saved_result_resumes_and_is_not_called_finished(tmp_path: Path) -> None:
     db, out = tmp_path / "ck.sqlite", tmp_path / "out"
     code = CRASH_AFTER_REVIEW + RUNNER.format(fixtures=str(FIXTURES), path=PROBLEM.path, db=str(db),
-                                              out=str(out))
+                                              out=str(out), rounds=1)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 9, done.stderr[-2000:]
+    # Read without the graph, the thread is its last checkpoint: before the review, options kept.
+    stored = stored_state(db, "t-resume")
+    assert stored is not None and stored.attempts == [] and stored.settings.script
     lines: list[str] = []
     final = run(PROBLEM, settings([], 3, 1), "t-resume", db, out, say=lines.append)
     assert not any("already finished" in ln for ln in lines), lines
     assert lines[0] == "resuming thread t-resume at reviewer (its result was saved)", lines
-    # The saved review was applied, not judged again: one attempt for the first reply, then on.
+    # The saved review was applied, not judged again: one attempt for the first reply, then the
+    # round (scripted replies 2 and 3: a wrong candidate, its repair).
     assert [a.note for a in final.attempts].count("first candidate (scripted reply 1)") == 1
-    assert len(final.attempts) >= 4, (final.stop_reason, lines)
+    assert len(final.attempts) == 3, (final.stop_reason, lines)
     assert "round budget" in (final.stop_reason or ""), final.stop_reason
 
 
 def test_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     db, out = tmp_path / "ck.sqlite", tmp_path / "out"
-    code = RUNNER.format(fixtures=str(FIXTURES), path=PROBLEM.path, db=str(db), out=str(out))
+    code = RUNNER.format(fixtures=str(FIXTURES), path=PROBLEM.path, db=str(db), out=str(out), rounds=3)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     seen = []

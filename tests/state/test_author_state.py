@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ormsgpack
 import pytest
-from kernelskill.graph.build import serializer
+from kernelskill.graph.threads import serializer
 from kernelskill.state.author_state import AuthorState
 from kernelskill.state.graph_state import GraphState, RunSettings
 from kernelskill.state.records import Candidate, Problem

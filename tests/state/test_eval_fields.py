@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 from kernelskill.eval.types import EvalResult
-from kernelskill.graph.build import serializer
+from kernelskill.graph.threads import serializer
 from kernelskill.state.eval_fields import eval_result_model
 from kernelskill.state.graph_state import Verdict
 from kernelskill.state.records import Attempt

@@ -1,0 +1,56 @@
+"""Reading a stored thread without building the graph: the checkpoint serializer and the thread's
+problem and settings, read straight from the SQLite checkpoints.
+
+Why not `graph.get_state`: building the graph imports every node, and with them torch and Triton
+(3-5 s), only to refuse a changed option in one line or to see that a thread exists. This module
+imports LangGraph's checkpointer and our state records only (~0.5 s).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ..state.graph_state import GraphState
+
+# Types the checkpointer may rebuild from msgpack (everything our state holds).
+STATE_TYPES = [("kernelskill.state.records", n) for n in
+               ("Problem", "Candidate", "Attempt", "Profile", "KernelStat", "Plan")] + [
+    ("kernelskill.state.graph_state", n) for n in ("GraphState", "Verdict", "RunSettings", "Pruning")] + [
+    ("kernelskill.state.author_state", n) for n in ("AuthorState", "BuiltinConfig")]
+
+
+def serializer() -> Any:
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+
+
+def checkpoint_state(channel_values: dict[str, Any]) -> GraphState | None:
+    """Pure: the state a checkpoint's channels hold; a thread checkpointed before its first step
+    holds only its input (LangGraph's `__start__` channel). None when neither is there."""
+    fields = {k: v for k, v in channel_values.items() if k in GraphState.model_fields}
+    if "problem" in fields and "settings" in fields:
+        return GraphState.model_validate(fields)
+    start = channel_values.get("__start__")
+    if isinstance(start, GraphState):
+        return start
+    return GraphState.model_validate(start) if isinstance(start, dict) else None
+
+
+def stored_state(checkpoints: Path, thread_id: str) -> GraphState | None:
+    """The thread's state at its last checkpoint, or None when it does not exist (nothing is
+    created: a command that ends up refusing its input leaves no database behind). A node's result
+    saved after that checkpoint (a crash between the two) is not applied here; the problem and
+    settings, which never change, are what callers read. Resuming applies it (runner.run)."""
+    if not checkpoints.exists():
+        return None
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
+    try:
+        saved = SqliteSaver(conn, serde=serializer()).get_tuple({"configurable": {"thread_id": thread_id}})
+        return checkpoint_state(saved.checkpoint["channel_values"]) if saved else None
+    finally:
+        conn.close()
