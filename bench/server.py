@@ -45,7 +45,8 @@ def _join(client: Any, thread: str, run_id: str) -> dict[str, Any]:
 
 def run_on_server(url: str, problem: Problem, settings: RunSettings, thread_id: str, out_dir: Path,
                   say: Callable[[str], None]) -> GraphState:
-    from ..graph.runner import unfinished, write_outputs
+    from ..graph.runner import write_outputs
+    from ..graph.threads import unfinished
 
     client = _client(url)
     tid = server_thread_id(thread_id)

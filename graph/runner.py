@@ -9,7 +9,7 @@ import shlex
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from ..state.graph_state import GraphState, RunSettings
 from ..state.records import Problem
 from .build import build_graph
 from .report import build_report, delivered_verdict, solution_text
-from .threads import serializer
+from .threads import serializer, unfinished
 
 Printer = Callable[[str], None]
 
@@ -75,15 +75,6 @@ def write_outputs(state: GraphState, thread_id: str, out_dir: Path) -> tuple[Pat
     (out_dir / "solution.py").write_text(solution_text(state, thread_id))
     (out_dir / "report.json").write_text(json.dumps(build_report(state, thread_id), indent=1, default=str))
     return out_dir / "solution.py", is_reference
-
-
-def unfinished(next_nodes: Sequence[str], task_names: Sequence[str]) -> str | None:
-    """Pure: where a stored thread resumes, or None when it is finished. `next` alone does not
-    say: a node whose result was saved just before a crash (a pending write of the last step) is
-    left out of `next`, yet the step never advanced; only a checkpoint with no task is the end."""
-    if next_nodes:
-        return ", ".join(next_nodes)
-    return f"{', '.join(task_names)} (its result was saved)" if task_names else None
 
 
 def _stream(graph: Any, payload: Any, config: dict, thread_id: str, out_dir: Path,

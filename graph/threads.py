@@ -1,5 +1,5 @@
-"""Reading a stored thread without building the graph: the checkpoint serializer and the thread's
-problem and settings, read straight from the SQLite checkpoints.
+"""Reading a stored thread without building the graph: the checkpoint serializer, the thread's
+problem and settings read straight from the SQLite checkpoints, and whether it has finished.
 
 Why not `graph.get_state`: building the graph imports every node, and with them torch and Triton
 (3-5 s), only to refuse a changed option in one line or to see that a thread exists. This module
@@ -9,6 +9,7 @@ imports LangGraph's checkpointer and our state records only (~0.5 s).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,15 @@ def checkpoint_state(channel_values: dict[str, Any]) -> GraphState | None:
     if isinstance(start, GraphState):
         return start
     return GraphState.model_validate(start) if isinstance(start, dict) else None
+
+
+def unfinished(next_nodes: Sequence[str], task_names: Sequence[str]) -> str | None:
+    """Pure: where a stored thread resumes, or None when it is finished. `next` alone does not
+    say: a node whose result was saved just before a crash (a pending write of the last step) is
+    left out of `next`, yet the step never advanced; only a checkpoint with no task is the end."""
+    if next_nodes:
+        return ", ".join(next_nodes)
+    return f"{', '.join(task_names)} (its result was saved)" if task_names else None
 
 
 def stored_state(checkpoints: Path, thread_id: str) -> GraphState | None:

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kernelskill.graph.runner import run, unfinished
-from kernelskill.graph.threads import stored_state
+from kernelskill.graph.runner import run
+from kernelskill.graph.threads import stored_state, unfinished
 from kernelskill.state.graph_state import GraphState, RunSettings
 from kernelskill.state.records import Problem
 
@@ -91,8 +91,7 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {fixtures!r})
 from candidates import good, wrong_scale
-from kernelskill.graph.runner import run, unfinished
-from kernelskill.graph.threads import stored_state
+from kernelskill.graph.runner import run
 from kernelskill.state.graph_state import RunSettings
 from kernelskill.state.records import Problem
 p = Problem(name="relu_scale", path={path!r}, source=Path({path!r}).read_text(), size="small")
