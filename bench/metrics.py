@@ -10,6 +10,11 @@
 - torch.compile vs eager: the compile baseline's own geomean speedup (1.0 where either baseline
   was not timed), the bar to clear; geomean vs eager divided by it is ours against what a user
   gets from torch.compile, a kept reference counted at its eager time.
+- speed of light (the profiler's floor: bytes and FLOPs over the device's ceilings, under the
+  policy's flags): eager / floor is the most any file could gain over eager on a problem, so its
+  geomean bounds what a level can reach (a problem eager already runs at the floor caps at 1.0x);
+  floor / delivered is the share of that reached. Both over the GPU rows that recorded a floor and
+  delivered a file that was timed.
 - own kernels: share of problems whose kept solution runs our kernels.
 - rounds and wall time per problem: mean and median; evaluation wall time: the median and the
   largest over every evaluation of the group's problems.
@@ -42,6 +47,12 @@ class GroupMetrics(BaseModel):
     geomean: dict[str, float | None] = Field(description="baseline -> geometric-mean speedup")
     compile_vs_eager: float | None = Field(
         default=None, description="Geometric mean of eager / torch.compile time (None on a CPU bench)")
+    sol_vs_eager: float | None = Field(
+        default=None, description="Geometric mean of eager / speed-of-light time: the most a level "
+        "could gain over eager (None: no row recorded a floor)")
+    sol_share: float | None = Field(
+        default=None, description="Geometric mean of speed-of-light / delivered time: how close the "
+        "delivered files come to the floor, 100% at it")
     own_kernels_rate: float
     rounds_mean: float
     rounds_median: float
@@ -89,6 +100,18 @@ def compile_speedup(row: ResultRow) -> float | None:
     return 1.0
 
 
+def floor_times(rows: list[ResultRow]) -> list[tuple[float, float, float]]:
+    """(eager, speed-of-light floor, delivered) ms of the GPU rows that recorded all three, the
+    delivered file correct or the reference kept."""
+    out: list[tuple[float, float, float]] = []
+    for r in rows:
+        e, f, d = r.eager_ms, r.floor_ms, r.runtime_ms
+        delivered = r.correct or r.solution_is_reference
+        if r.device == "cuda" and delivered and e and f and d and min(e, f, d) > 0:
+            out.append((e, f, d))
+    return out
+
+
 def geomean(values: Iterable[float]) -> float | None:
     vals = list(values)
     return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
@@ -109,10 +132,13 @@ def group_metrics(rows: list[ResultRow]) -> GroupMetrics:
     walls = [r.wall_s for r in rows] or [0.0]
     evals = [e for r in rows for e in r.eval_s]
     correct = sum(r.correct for r in rows)
+    sol = floor_times(rows)
     return GroupMetrics(
         problems=n, correct=correct, correct_rate=correct / n if n else 0.0,
         errors=sum(r.error is not None for r in rows), gpu_timed=timed, fast=fast, geomean=means,
         compile_vs_eager=geomean(compile_speedup(r) or 1.0 for r in rows) if timed else None,
+        sol_vs_eager=geomean(eager / floor for eager, floor, _ in sol),
+        sol_share=geomean(floor / done for _, floor, done in sol),
         own_kernels_rate=sum(r.uses_own_kernels for r in rows) / n if n else 0.0,
         rounds_mean=statistics.fmean(rounds), rounds_median=statistics.median(rounds),
         wall_s_mean=statistics.fmean(walls), wall_s_median=statistics.median(walls), wall_s_total=sum(walls),
@@ -162,6 +188,8 @@ def table_rows(summary: Summary) -> list[tuple[str, list[str]]]:
             out.append((f"fast_{p:g} vs {name}", [_pct(g.fast[b][p_label(p)]) for g in gs]))
         out.append((f"geomean vs {name}", [_x(g.geomean[b]) for g in gs]))
     out.append(("torch.compile vs eager", [_x(g.compile_vs_eager) for g in gs]))
+    out += [("speed of light vs eager", [_x(g.sol_vs_eager) for g in gs]),
+            ("delivered, share of speed of light", [_pct(g.sol_share) for g in gs])]
     out += [("own kernels", [_pct(g.own_kernels_rate) for g in gs]),
             ("rounds mean / median", [f"{g.rounds_mean:.1f} / {g.rounds_median:g}" for g in gs]),
             ("wall s mean / median", [f"{g.wall_s_mean:.0f} / {g.wall_s_median:.0f}" for g in gs]),
