@@ -80,13 +80,18 @@ def p_label(p: float) -> str:
     return f"{p:g}"
 
 
+def delivered(row: ResultRow) -> bool:
+    """Whether the row delivered a file that was judged: a correct candidate or the reference kept."""
+    return row.correct or row.solution_is_reference
+
+
 def speedup(row: ResultRow, baseline: str) -> float | None:
     """The measured speedup of the row's delivered file (a kept reference's too); 1.0 only where
     nothing was measured; None on CPU."""
     if row.device != "cuda":
         return None
     s = row.speedup_vs_eager if baseline == "eager" else row.speedup_vs_compile
-    if s is None or s <= 0 or (not row.correct and not row.solution_is_reference):
+    if s is None or s <= 0 or not delivered(row):
         return 1.0
     return s
 
@@ -101,13 +106,12 @@ def compile_speedup(row: ResultRow) -> float | None:
 
 
 def floor_times(rows: list[ResultRow]) -> list[tuple[float, float, float]]:
-    """(eager, speed-of-light floor, delivered) ms of the GPU rows that recorded all three, the
-    delivered file correct or the reference kept."""
+    """(eager, speed-of-light floor, delivered) ms of the GPU rows that delivered a file and
+    recorded all three."""
     out: list[tuple[float, float, float]] = []
     for r in rows:
         e, f, d = r.eager_ms, r.floor_ms, r.runtime_ms
-        delivered = r.correct or r.solution_is_reference
-        if r.device == "cuda" and delivered and e and f and d and min(e, f, d) > 0:
+        if r.device == "cuda" and delivered(r) and e and f and d and min(e, f, d) > 0:
             out.append((e, f, d))
     return out
 
