@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import time
 
+from . import kernel_pin
 from . import precision as P
 from .child import JUDGE, run_child
 from .problem import ProblemError, check_problem_source
@@ -59,6 +60,8 @@ def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, p
     run = run_child(JUDGE, {
         "problem_source": problem_source, "candidate_source": candidate_source,
         "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict(),
+        # The Triton kernels as the static checks read them: the candidate process compiles no other.
+        "kernel_pins": kernel_pin.pins(candidate_source),
         "deadline_unix": time.time() + opts.timeout_s},
         opts.device, opts.timeout_s)
     if run.timed_out:

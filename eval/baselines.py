@@ -51,7 +51,7 @@ def start(w: Worker) -> CandidateLink | None:
         return None
     try:
         warm = (WARM_FLAG,) if w.device == "cuda" else ()  # torch.compile is timed on CUDA only
-        return CandidateLink(w.device, w.deadline, w.progress.parent, log_name="baseline.log", args=warm)
+        return CandidateLink(w.device, w.deadline, log_name="baseline.log", args=warm, role="baseline")
     except OSError as e:
         print(f"baseline process did not start ({e}); baselines are timed in the judge", flush=True)
         return None

@@ -6,13 +6,16 @@ It never sees the signing key, the problem's module or source, the reference mod
 outputs: the judge sends the weight seed, get_init_inputs()'s values, handles to input buffers
 and to output slots, and one command per forward. Per forward it replies with a description of
 what forward returned (eval/contract.py), its own timing and the Triton kernels it saw, after
-copying the output tensors into the judge's slots. Everything here runs beside candidate code and
-is therefore untrusted by the judge: the judge checks values it copied itself and bounds the
-reported times by its own wall clock.
+copying the output tensors into the judge's slots. Every forward is the same command, run the same
+way (`_forward`), whether the judge will check it, time it or both; a "null" command runs that
+protocol around a forward that does nothing. Everything here runs beside candidate code and is
+therefore untrusted by the judge: the judge checks values it copied itself, measures time by its
+own clock (null forwards calibrate it) and counts only kernels its parse of the source finds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import time
@@ -21,11 +24,12 @@ from typing import Any
 
 import torch
 
-from . import audit, integrity, kernels, poison, wire
+from . import audit, integrity, kernel_pin, kernels, poison, wire
 from . import precision as P
 from .contract import describe, tensor_leaves
 from .harness import seeded
 from .problem import CandidateError, load_candidate
+from .sandbox_env import child_exit
 from .timing import FLUSH_BYTES, touch_pages
 from .warm_imports import WARM_FLAG, WarmImports, modules_for
 
@@ -48,6 +52,8 @@ class Candidate:
         self.model: torch.nn.Module | None = None
         self.flush: torch.Tensor | None = None
         self.reference = False
+        self._null_out: list[torch.Tensor] | None = None
+        """What the null forward returns (`null`): zeros shaped like the slots, made once."""
 
     def ping(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         return {"ok": True}
@@ -65,25 +71,41 @@ class Candidate:
         # outside scratch and the compile caches, frame or gc walks); the tools this process times
         # and copies with are snapshotted first and checked as each guarded stretch ends.
         self.integrity = integrity.Integrity()
+        if not self.reference:  # Triton compiles only the kernels the static checks read
+            kernel_pin.install(msg.get("kernel_pins") or kernel_pin.pins(msg["source"]))
         scratch = Path.cwd()
         self.guard = audit.Guard(scratch, msg["filename"], worker_dir=scratch.parent,
                                  problem_file=msg.get("problem_file"), after=self.integrity.verify_quick)
+        # Every touch of an object the candidate made happens inside the guard (its methods,
+        # properties, __str__ are its code); what leaves it is checked to be plain data.
         try:
+            self.module = load_candidate(msg["source"], msg["filename"], guard=self.guard)
             with self.guard:
-                self.module = load_candidate(msg["source"], msg["filename"])
-        except CandidateError as e:
-            return {"ok": False, "stage": "load", "error": str(e)}
-        self.integrity.verify("the candidate's import")
+                self.integrity.verify("the candidate's import")
+        except CandidateError as e:  # raised by load_candidate with a message it formatted in the guard
+            text = e.args[0] if type(e) is CandidateError and len(e.args) == 1 else None
+            return {"ok": False, "stage": "load",
+                    "error": text if type(text) is str else "the candidate failed to load"}
+        except audit.Violation:
+            raise
+        except BaseException as e:  # noqa: BLE001 (the candidate's own BaseException is its failure)
+            return {"ok": False, "stage": "load", "error": f"candidate failed to import: "
+                                                           f"{audit.error_line(e, self.guard)}"}
         try:
             seeded(msg["weight_seed"])
             with self.guard, poison.poisoned():
                 model = self.module.ModelNew(*msg["init_values"])
                 self.model = model.to(self.device)
-        except Exception as e:
+                params = [[int(d) for d in p.shape] for p in self.model.parameters()]
+                self.integrity.verify("the candidate's construction")
+        except audit.Violation:
+            raise
+        except BaseException as e:  # noqa: BLE001
             return {"ok": False, "stage": "compile", "error": f"ModelNew(*get_init_inputs()) failed: "
-                                                              f"{_one_line(e)}"}
-        self.integrity.verify("the candidate's construction")
-        return {"ok": True, "params": [list(p.shape) for p in self.model.parameters()]}
+                                                              f"{audit.error_line(e, self.guard)}"}
+        if not all(type(d) is int for p in params for d in p):  # int() of the candidate's may be its own
+            return {"ok": False, "stage": "compile", "error": "parameters() gave shapes that are not ints"}
+        return {"ok": True, "params": params}
 
     def set_inputs(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         self.sets[msg["set"]] = [wire.open_shared(v, fds) if kind == "tensor" else v
@@ -95,16 +117,32 @@ class Candidate:
         return {"ok": True}
 
     def run(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
-        inputs = self.sets[msg["set"]]
+        """One forward, the same for every run the judge asks for: the message carries no mode, and
+        correctness trials, warm-ups and timed runs get the same poisoning, flush, events, copy and
+        synchronisation (`_forward`). The judge decides afterwards which outputs it checks."""
+        return self._reply(self.model, self.sets[msg["set"]], msg["poison"])
+
+    def null(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        """`run`'s protocol around a forward that returns buffers shaped like the slots and does
+        nothing else: the judge's wall clock around it is what a run costs besides the forward
+        (remote_timing.py). No candidate code runs in it."""
+        if self._null_out is None or len(self._null_out) != len(self.slots):
+            self._null_out = [torch.zeros_like(s) for s in self.slots]
+        out = self._null_out[0] if len(self._null_out) == 1 else tuple(self._null_out)
+        return self._reply(lambda *inputs: out, self.sets[msg["set"]], msg["poison"])
+
+    def _reply(self, model: Any, inputs: list[Any], poison_bytes: int) -> dict[str, Any]:
         try:
             with torch.no_grad(), P.applied(self.policy), self.guard:
-                out, ms, idle_ms = (self._timed if msg["mode"] == "timed" else self._trial)(
-                    inputs, msg["poison"])
-            desc = describe(out, inputs)
-            self._to_slots(out)
-        except Exception as e:
-            return {"ok": False, "error": _one_line(e)}
-        return {"ok": True, "ms": ms, "idle_ms": idle_ms, "out": desc,
+                desc, times = self._forward(model, inputs, poison_bytes)
+        except poison.ModeLeak as e:  # raised by the evaluator after forward returned
+            msg = e.args[0] if type(e) is poison.ModeLeak and type(e.args[0]) is str else "a mode left active"
+            return {"ok": False, "error": msg, "check": "deferred_work"}
+        except audit.Violation:
+            raise
+        except BaseException as e:  # noqa: BLE001 (the candidate's own BaseException is its failure)
+            return {"ok": False, "error": audit.error_line(e, self.guard)}
+        return {"ok": True, **times, "out": desc,
                 "kernels": kernels.own_kernels(self.seen, self.module.__name__)}
 
     def compile(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
@@ -132,44 +170,61 @@ class Candidate:
         return {"ok": True, "rows": rows}
 
     # ---- forwards ----------------------------------------------------------------------------
-    def _trial(self, inputs: list[Any], poison_bytes: int) -> tuple[Any, float, float]:
-        """A correctness forward: every empty* tensor and the allocator's free blocks are NaN."""
+    def _forward(self, model: Any, inputs: list[Any],
+                 poison_bytes: int) -> tuple[dict[str, Any], dict[str, float]]:
+        """Every run: the allocator poisoned, the inputs' pages touched, L2 flushed, the device idle
+        (timing.Timer's protocol), then start mark, forward under layer-1 poisoning, mid mark, the
+        output described and copied into the judge's slots, end mark, synchronize. Returns the
+        description and {ms: start to mid (the forward, poison fills included), fill_ms: those
+        fills, copy_ms: mid to end, idle_ms: host clock from before the start mark until the whole
+        device is idle}. The copy is timed because work can be deferred into it (remote_timing.py
+        charges what it costs beyond an honest copy); it runs with torch functions disabled, so no
+        mode or subclass of the candidate's sees it, and a forward that leaves a mode on the stack
+        is rejected (poison.ModeLeak), as is one that finds a mode already there."""
+        if poison.mode_depths() != (0, 0):
+            raise poison.ModeLeak("a torch function or dispatch mode was active before the forward "
+                                  "(left by the candidate's import, construction or a forward)")
         if self.cuda:
             poison.poison_cuda_allocator(poison_bytes)
-        t0 = time.perf_counter()
-        with kernels.recording() as seen, poison.poisoned():
-            out = self.model(*inputs)
-            self._sync()
+            touch_pages(inputs)
+            self.flush.zero_()
+            torch.cuda.synchronize()
+        marks = [torch.cuda.Event(enable_timing=True) for _ in range(3)] if self.cuda else []
+        fills = poison.FillClock(self.cuda)
+        host = [time.perf_counter()]
+        if self.cuda:
+            marks[0].record()
+        # The compiled reference of the baseline process runs unpoisoned: it is the judge's own
+        # model, and a torch function mode around it makes dynamo recompile it for the mode.
+        layer1 = contextlib.nullcontext() if self.reference and self._compiled() else poison.poisoned(fills)
+        with kernels.recording() as seen, layer1:
+            out = model(*inputs)
         self.seen |= seen
-        ms = (time.perf_counter() - t0) * 1e3
-        return out, ms, ms
+        if self.cuda:
+            marks[1].record()
+        host.append(time.perf_counter())
+        with torch._C.DisableTorchFunction():
+            desc = describe(out, inputs)
+            self._to_slots(out)
+            del out
+        if self.cuda:
+            marks[2].record()
+        host.append(time.perf_counter())
+        self._sync()
+        idle_ms = (time.perf_counter() - host[0]) * 1e3
+        if self.cuda:
+            ms, copy_ms = marks[0].elapsed_time(marks[1]), marks[1].elapsed_time(marks[2])
+        else:
+            ms, copy_ms = (host[1] - host[0]) * 1e3, (host[2] - host[1]) * 1e3
+        return desc, {"ms": ms, "fill_ms": fills.ms(), "copy_ms": copy_ms, "idle_ms": idle_ms}
 
-    def _timed(self, inputs: list[Any], poison_bytes: int) -> tuple[Any, float, float]:
-        """A timed forward: poisoned allocator, inputs' pages touched, L2 flushed, device idle,
-        CUDA events around it (timing.Timer's protocol). Returns (output, event ms, idle ms): the
-        host's clock from the start event until every stream of the device is idle again, which
-        work the events do not see (another stream, left running at the end event) lengthens."""
-        if not self.cuda:
-            t0 = time.perf_counter()
-            out = self.model(*inputs)
-            ms = (time.perf_counter() - t0) * 1e3
-            return out, ms, ms
-        poison.poison_cuda_allocator(poison_bytes)
-        touch_pages(inputs)
-        self.flush.zero_()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        t0 = time.perf_counter()
-        start.record()
-        out = self.model(*inputs)
-        end.record()
-        torch.cuda.synchronize()
-        idle_ms = (time.perf_counter() - t0) * 1e3
-        return out, start.elapsed_time(end), idle_ms
+    def _compiled(self) -> bool:
+        return type(self.model).__name__ == "OptimizedModule"
 
     def _to_slots(self, out: Any) -> None:
         """Copy the output tensors into the judge's slots when they fit; when they do not, the
-        description already tells the judge why, and the slots keep the judge's poison."""
+        description already tells the judge why, and the slots keep the judge's poison. The caller
+        synchronises (and on a GPU times the copy with events)."""
         leaves = tensor_leaves(out)
         if len(leaves) != len(self.slots) or any(
                 type(t) is not torch.Tensor or t.shape != s.shape or t.dtype != s.dtype
@@ -177,7 +232,6 @@ class Candidate:
             return
         for t, s in zip(leaves, self.slots, strict=True):
             s.copy_(t)
-        self._sync()
 
     def _sync(self) -> None:
         if self.cuda:
@@ -185,8 +239,8 @@ class Candidate:
 
 
 COMMANDS = {"ping": Candidate.ping, "init": Candidate.init, "inputs": Candidate.set_inputs,
-            "slots": Candidate.set_slots, "run": Candidate.run, "breakdown": Candidate.breakdown,
-            "compile": Candidate.compile}
+            "slots": Candidate.set_slots, "run": Candidate.run, "null": Candidate.null,
+            "breakdown": Candidate.breakdown, "compile": Candidate.compile}
 
 
 def serve(cand: Candidate) -> None:
@@ -203,6 +257,9 @@ def serve(cand: Candidate) -> None:
             reply = COMMANDS[msg["cmd"]](cand, msg, fds)
         except audit.Violation as v:  # raised past the candidate's own except clauses
             reply = {"ok": False, "stage": "compile", "error": str(v)[:500], "check": v.check}
+        except BaseException as e:  # noqa: BLE001 - whatever the candidate raised, formatted guarded
+            reply = {"ok": False, "error": audit.error_line(e, cand.guard) if hasattr(cand, "guard")
+                     else type(e).__name__}
         for fd in fds:
             socket.close(fd)
         wire.send_to_judge(cand.sock, reply)
@@ -218,4 +275,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # No interpreter teardown: __del__, atexit and printing an uncaught exception would run
+    # candidate code outside the guard (sandbox_env.child_exit).
+    child_exit(main())

@@ -127,7 +127,7 @@ def stop_all() -> None:
 
 
 def _start(module: str, device: str, timeout_s: float, reference_only: bool,
-           request: dict | None) -> _Started:
+           request: dict | None, role: str | None = None) -> _Started:
     """Start `module` in a fresh scratch folder with its key on stdin; `request` None: a spare
     judge, which gets its request through `finish`."""
     key = secrets.token_bytes(32)
@@ -147,7 +147,8 @@ def _start(module: str, device: str, timeout_s: float, reference_only: bool,
         with open(log, "wb") as logf:
             run = sandbox.sandboxed_popen(cmd, d, device, timeout_s=timeout_s, stdin=subprocess.PIPE,
                                           stdout=logf, stderr=subprocess.STDOUT,
-                                          reference_only=reference_only)
+                                          reference_only=reference_only,
+                                          role=role or ("judge" if module == JUDGE else "child"))
         with _LIVE_LOCK:
             _LIVE.append(run)
         try:
@@ -162,18 +163,19 @@ def _start(module: str, device: str, timeout_s: float, reference_only: bool,
 
 
 def run_child(module: str, request: dict, device: str, timeout_s: float,
-              reference_only: bool = False) -> ChildRun:
+              reference_only: bool = False, role: str | None = None) -> ChildRun:
     """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, in the sandbox
     (eval/sandbox.py: allowlisted environment, namespaces, rlimits, another uid where possible).
 
     The child reads a per-run signing key from stdin and must sign its result with it; on expiry
     of `timeout_s`, and in any case once it exits, it and everything it started are killed.
     `reference_only`: the child runs only the user's reference (sandbox.sandboxed_popen).
+    `role`: sandbox.ROLES' name; by default "judge" for the judge, "child" for any other module.
     Inside `spare_judges()`, a judge started ahead for the same device and timeout runs it.
     """
     child = _SPARES.take(module, device, timeout_s, reference_only)
     if child is None:
-        child = _start(module, device, timeout_s, reference_only, request)
+        child = _start(module, device, timeout_s, reference_only, request, role)
     run = child.finish(request, timeout_s)
     _SPARES.refill(module, device, timeout_s, reference_only)
     return run

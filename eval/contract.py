@@ -3,8 +3,8 @@
 The candidate process describes its output (structure, exact type, dtype, shape, device, whether a
 tensor shares memory with an input) as JSON; the judge describes the reference's output the same
 way and accepts nothing but the same shape of thing: a tensor is not a 1-tuple, a list is not a
-tuple, a Tensor subclass is not a tensor, and an output that is an input's buffer is rejected where
-the reference's is not. Tensor values never travel in a description: the candidate copies them into
+tuple, a Tensor subclass is not a tensor, and an output whose memory overlaps an input's is rejected
+where the reference's does not. Tensor values never travel in a description: the candidate copies them into
 output slots the judge owns (eval/wire.py), in `tensor_leaves` order.
 """
 
@@ -21,13 +21,42 @@ import torch
 MAX_DEPTH, MAX_LEAVES = 8, 256
 
 
-def _storage_ptr(t: torch.Tensor) -> int:
-    return t.untyped_storage().data_ptr()
+Span = tuple[str, int, int]
+"""(device, first byte, one past the last byte) of a tensor's memory."""
+
+
+def _storage_span(t: torch.Tensor) -> Span:
+    s = t.untyped_storage()
+    return str(t.device), s.data_ptr(), s.data_ptr() + s.nbytes()
+
+
+def _span(t: torch.Tensor) -> Span:
+    """The bytes `t`'s elements can touch: from its first element (storage offset included) to
+    the end of its last (PyTorch strides are never negative)."""
+    last = sum((n - 1) * st for n, st in zip(t.shape, t.stride(), strict=True))
+    start = t.data_ptr()
+    return str(t.device), start, start + (last + 1) * t.element_size()
+
+
+def input_spans(inputs: list[Any]) -> list[Span]:
+    """The storages of the tensors among `inputs` (the whole buffer, not only the view)."""
+    return [_storage_span(x) for x in inputs
+            if isinstance(x, torch.Tensor) and x.untyped_storage().nbytes()]
+
+
+def aliases(t: torch.Tensor, spans: list[Span]) -> bool:
+    """Whether `t`'s memory overlaps one of `spans`. By address range, not by storage object: an
+    offset view (`x[1:]`, `as_strided`) shares the storage, but a new storage over an input's
+    bytes (`x.untyped_storage()[16:]`, `torch.from_numpy(x.numpy()[1:])`) shares only memory."""
+    if not t.numel() or type(t) is not torch.Tensor or t.layout != torch.strided:
+        return False  # a subclass or another layout is rejected by its type (`mismatch`)
+    dev, lo, hi = _span(t)
+    return any(d == dev and s_lo < hi and lo < s_hi for d, s_lo, s_hi in spans)
 
 
 def describe(obj: Any, inputs: list[Any]) -> dict[str, Any]:
     """A JSON-able description of `obj`; `inputs` are the tensors the forward was handed."""
-    in_ptrs = [_storage_ptr(x) for x in inputs if isinstance(x, torch.Tensor) and x.numel()]
+    spans = input_spans(inputs)
     count = [0]
 
     def walk(o: Any, depth: int) -> dict[str, Any]:
@@ -38,7 +67,7 @@ def describe(obj: Any, inputs: list[Any]) -> dict[str, Any]:
             return {"t": "tensor", "exact": type(o) is torch.Tensor, "type": type(o).__name__,
                     "dtype": str(o.dtype).removeprefix("torch."), "shape": list(o.shape),
                     "device": o.device.type, "layout": str(o.layout).removeprefix("torch."),
-                    "alias": bool(o.numel()) and _storage_ptr(o) in in_ptrs}
+                    "alias": aliases(o, spans)}
         if type(o) in (tuple, list):
             return {"t": type(o).__name__, "items": [walk(x, depth + 1) for x in o]}
         if isinstance(o, tuple) and _named_tuple(o):
@@ -110,8 +139,8 @@ def mismatch(got: dict[str, Any], want: dict[str, Any], path: str = "out") -> tu
         if got.get(key) != want[key]:
             return f"output_{key}", f"{path}: {key} {got.get(key)}, expected {want[key]}"
     if got.get("alias") and not want["alias"]:
-        return "output_aliases_input", (f"{path}: the output is an input's own buffer; the reference "
-                                        "returns a new tensor")
+        return "output_aliases_input", (f"{path}: the output's memory overlaps an input's; the "
+                                        "reference returns a new tensor")
     return None
 
 

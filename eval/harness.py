@@ -80,16 +80,28 @@ def same_values(a: Any, b: Any) -> bool:
 
 
 def make_inputs(problem: LoadedProblem, seed: int, device: str,
-                perturb: Callable[[torch.Tensor], torch.Tensor] | None = None) -> list[Any]:
+                perturb: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                which: int | None = None) -> list[Any]:
+    """get_inputs() under `seed`; with `perturb`, applied to input `which` alone (every floating
+    tensor input when `which` is None), the others as get_inputs() gives them."""
     seeded(seed)
     # Generated directly on the device: full-size problems draw ~1e9 random numbers, which
     # takes seconds on a CPU and milliseconds on a GPU. Explicitly placed tensors stay put.
     with torch.device(device):
         inputs = list(problem.get_inputs())
     if perturb is not None:
-        inputs = [perturb(x) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                  for x in inputs]
+        inputs = [perturb(x) if _is_float(x) and which in (None, i) else x
+                  for i, x in enumerate(inputs)]
     return to_device(inputs, device)
+
+
+def _is_float(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.is_floating_point()
+
+
+def float_inputs(inputs: list[Any]) -> list[int]:
+    """Positions of the floating tensor inputs with elements: the ones a perturbation changes."""
+    return [i for i, x in enumerate(inputs) if _is_float(x) and x.numel()]
 
 
 def few_negatives(x: torch.Tensor) -> torch.Tensor:
@@ -116,6 +128,22 @@ PERTURBATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "affine(x*4-2)": lambda x: x * 4 - 2,
     "few negatives": few_negatives,
 }
+
+# Rationale: one input at a time, so that one input's domain (sqrt of a non-negative input) does
+# not hide what another input's perturbation would catch (a dropped ReLU), as perturbing them all
+# at once did. Every (perturbation, input) pair up to 9 covers every pair of the problems
+# KernelBench has (1 to 3 floating inputs: 3, 6 or 9 forwards on top of the plain trials, where
+# perturbing everything at once cost 3). Beyond that each input still gets at least one
+# perturbation, rotating through the kinds so that neighbours get different ones.
+MAX_PERTURBED = 9
+
+
+def perturbation_plan(floats: list[int]) -> list[tuple[str, int]]:
+    """(perturbation, input position) of each perturbed trial, for the floating inputs `floats`."""
+    kinds = list(PERTURBATIONS)
+    pairs = [(kinds[(j + r) % len(kinds)], i) for r in range(len(kinds))
+             for j, i in enumerate(floats)]
+    return pairs[:max(MAX_PERTURBED, len(floats))]
 
 
 def build(cls: type, problem: LoadedProblem, seed: int, device: str,

@@ -39,7 +39,8 @@ def _quick() -> dict[str, Any]:
 
 
 def _fingerprint(value: Any) -> tuple[Any, ...]:
-    if isinstance(value, types.FunctionType):
+    # Exact types only: isinstance() reads a candidate object's __class__, which may be its code.
+    if type(value) is types.FunctionType:
         return (id(value), value.__code__, value.__defaults__, value.__kwdefaults__)
     return (id(value),)
 
@@ -60,8 +61,10 @@ def _namespaces() -> dict[str, tuple[Any, bool]]:
 def _torch_wrapper(new: Any, old: Any) -> bool:
     """torch's own wrapper of the original: importing torch._dynamo replaces torch.manual_seed with
     a dynamo-disabled functools.wraps of it. A candidate's wrapper has the candidate's __module__."""
-    module = str(getattr(new, "__module__", ""))
-    return getattr(new, "__wrapped__", None) is old and module.startswith("torch.")
+    if type(new) is not types.FunctionType:  # functools.wraps makes a plain function
+        return False
+    module = new.__module__
+    return new.__dict__.get("__wrapped__") is old and type(module) is str and module.startswith("torch.")
 
 
 class Integrity:
@@ -89,8 +92,12 @@ class Integrity:
             # static allowlist rejects `_` segments).
             out += [f"{k}.{n}" for n, (fp, old) in then.items() if not n.startswith("_") and (
                     n not in now or (_fingerprint(now[n]) != fp and not _torch_wrapper(now[n], old)))]
+            # A key of the candidate's own str type would run its __eq__ / __hash__ / __format__ here.
+            keys = list(now)
+            out += [f"{k}.<a key that is not a str>" for n in keys if type(n) is not str]
             if new_keys:
-                out += [f"{k}.{n} (added)" for n in list(now) if n not in then and not n.startswith("_")]
+                out += [f"{k}.{n} (added)" for n in keys if type(n) is str and n not in then
+                        and not n.startswith("_")]
         out += [f"sys.modules[{n!r}]" for n, i in self.modules.items() if id(sys.modules.get(n)) != i]
         return out
 

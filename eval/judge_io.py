@@ -6,6 +6,10 @@ kept for the mutation check), poisons the output slots, sends one command and ta
 It then checks the description of the output against the reference's (eval/contract.py) and
 copies the slots into memory of its own, so nothing the candidate does later changes what the
 judge compares.
+
+Every forward is the same "run" command whatever the judge means to do with it (check it, time it
+or both): what it is for stays on this side. A "null" command runs the same protocol around a
+forward that does nothing, so the judge can measure what a run costs besides the forward.
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ from .judge_link import CandidateLink
 from .poison import fill_poison
 from .problem import ProblemError
 from .types import Rejected
+
+# Checks the candidate process names itself: the run-time guard's verdicts, and a forward that left
+# a torch mode active (poison.ModeLeak). Nothing else it says is a check.
+NAMED_BY_CANDIDATE_PROCESS = ("audit", "integrity", "deferred_work", "kernel_changed")
 
 
 class SharedSet:
@@ -60,15 +68,21 @@ class Forward:
     """The output, rebuilt from the judge's own copies of the slots."""
     mutated: bool
     ms: float
-    """The candidate's own time for the forward (untrusted: bounded by `wall_ms`)."""
+    """The candidate process's time for the forward, layer-1 poison fills included (untrusted:
+    bounded by `wall_ms`)."""
     wall_ms: float
     """The judge's wall clock from sending the command to receiving the reply."""
     idle_ms: float
-    """The candidate process's host clock from its start event until the device was idle
-    (untrusted like `ms`, measured by evaluator code the integrity check guards)."""
+    """The candidate process's host clock from its start event until the device was idle after
+    the copy into the slots (untrusted like `ms`, measured by evaluator code the integrity check
+    guards)."""
     kernels: list[str]
     broken: tuple[str, str] | None = None
     """(check, reason) when the output breaks the reference's contract (then `out` is None)."""
+    fill_ms: float = 0.0
+    """Of `ms`, the evaluator's NaN fills of tensors the forward made with empty* (untrusted)."""
+    copy_ms: float = 0.0
+    """The candidate process's time to describe the output and copy it into the slots (untrusted)."""
 
     def check_contract(self, stage: str, label: str) -> None:
         if self.broken:
@@ -107,28 +121,48 @@ class Remote:
         items, fds = shared.handover()
         self._ok(self.link.request({"cmd": "inputs", "set": set_id, "items": items}, fds), "runtime_error")
 
-    def forward(self, set_id: int, inputs: list[Any], mode: str, check: str) -> Forward:
-        """Run the candidate on `inputs` (written into set `set_id`); `check` names a failure."""
+    def forward(self, set_id: int, inputs: list[Any], purpose: str, check: str) -> Forward:
+        """Run the candidate on `inputs` (written into set `set_id`); `check` names a failure.
+        `purpose` ('trial', 'timed') is the judge's own note and is never sent: every forward is
+        the same command, so the candidate cannot tell a checked run from a timed one."""
         shared = self.sets[set_id]
         shared.fill(inputs)
         for s in self.slots:
             fill_poison(s)  # a slot the candidate does not write reads as NaN, not as a stale output
         self._sync()
-        nbytes = sum(x.numel() * x.element_size() for x in shared.items if isinstance(x, torch.Tensor))
-        t0 = time.perf_counter()
-        reply = self.link.request({"cmd": "run", "set": set_id, "mode": mode, "poison": 2 * nbytes})
-        wall_ms = (time.perf_counter() - t0) * 1e3
-        self._ok(reply, check, "forward failed: ")
-        ms, idle_ms = reply.get("ms"), reply.get("idle_ms")
-        for t in (ms, idle_ms):
-            if not isinstance(t, (int, float)) or not t >= 0:
-                raise Rejected(self.link.stage, f"the candidate process reported a time of {t!r}", "crash")
-        kernels = [k for k in reply.get("kernels") or [] if isinstance(k, str)][:64]
+        reply, wall_ms = self._run("run", set_id, check)
         bad = contract.mismatch(reply.get("out"), self.ref_desc)
         out = None if bad else contract.rebuild(reply["out"], [s.clone() for s in self.slots])
         self._sync()
-        return Forward(out, not H.same_values(shared.items, inputs), float(ms), wall_ms, float(idle_ms),
-                       kernels, bad)
+        return Forward(out, not H.same_values(shared.items, inputs), reply["ms"], wall_ms,
+                       reply["idle_ms"], reply["kernels"], bad, reply["fill_ms"], reply["copy_ms"])
+
+    def null_forward(self, set_id: int) -> Forward:
+        """`forward`'s protocol around a forward that does nothing (the candidate process's
+        "null"): its wall time is what a run costs besides the forward. No output is kept."""
+        for s in self.slots:
+            fill_poison(s)
+        self._sync()
+        reply, wall_ms = self._run("null", set_id, "crash")
+        return Forward(None, False, reply["ms"], wall_ms, reply["idle_ms"], [], None, reply["fill_ms"],
+                       reply["copy_ms"])
+
+    def _run(self, cmd: str, set_id: int, check: str) -> tuple[dict[str, Any], float]:
+        """Send one forward command; the reply with its times checked to be numbers, and the
+        judge's wall clock around it."""
+        shared = self.sets[set_id]
+        nbytes = sum(x.numel() * x.element_size() for x in shared.items if isinstance(x, torch.Tensor))
+        t0 = time.perf_counter()
+        reply = self.link.request({"cmd": cmd, "set": set_id, "poison": 2 * nbytes})
+        wall_ms = (time.perf_counter() - t0) * 1e3
+        self._ok(reply, check, "forward failed: ")
+        for key in ("ms", "idle_ms", "fill_ms", "copy_ms"):
+            t = reply.get(key)
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < float("inf"):
+                raise Rejected(self.link.stage, f"the candidate process reported a {key} of {t!r}", "crash")
+            reply[key] = float(t)
+        reply["kernels"] = [k for k in reply.get("kernels") or [] if isinstance(k, str)][:64]
+        return reply, wall_ms
 
     def ping_ms(self, n: int = 20) -> float:
         """Median round trip of a command that does nothing: the IPC and Python cost per call."""
@@ -142,7 +176,7 @@ class Remote:
     def _ok(self, reply: dict[str, Any], check: str, prefix: str = "") -> None:
         if reply.get("ok") is not True:
             # The candidate process names the run-time guard's verdict; nothing else it says is a check.
-            named = reply.get("check") if reply.get("check") in ("audit", "integrity") else check
+            named = reply.get("check") if reply.get("check") in NAMED_BY_CANDIDATE_PROCESS else check
             raise Rejected(self.link.stage, f"{prefix}{str(reply.get('error'))[:500]}", named)
 
     def _sync(self) -> None:

@@ -9,7 +9,6 @@ check `crash` or `timeout`, never a hang of the judge.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -21,14 +20,10 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import wire
+from . import sandbox, wire
+from .sandbox_env import child_env
 from .types import Rejected
 
-# Environment names the candidate process may inherit: what Python, torch, Triton and CUDA
-# need, nothing else (no API keys, no tokens, no proxies, no project settings).
-_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
-             "HOME", "XDG_CACHE_HOME", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_ENV_PREFIXES = ("CUDA_", "NVIDIA_", "TRITON_", "TORCHINDUCTOR_")
 # Rationale: the judge gives up on the candidate this long before the parent's deadline, so the
 # verdict is a clean "timeout" written by the judge rather than a killed judge.
 DEADLINE_MARGIN_S = 1.5
@@ -36,7 +31,6 @@ DEADLINE_MARGIN_S = 1.5
 # default busy-waiting after each parallel region starved the other process: a 33x70 relu
 # forward took 133 ms instead of 10 ms on a 2-core machine. Passive waiting gives the core back.
 CPU_OMP_WAIT_POLICY = "PASSIVE"
-_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
 
 
 def deadline(request: dict[str, Any], timeout_s: float) -> float:
@@ -46,54 +40,49 @@ def deadline(request: dict[str, Any], timeout_s: float) -> float:
 
 
 def candidate_env(device: str, scratch: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if (k in _ENV_KEEP or k.startswith(_ENV_PREFIXES))
-           and not any(m in k.upper() for m in _SECRET_MARKERS)}
-    env.update(TMPDIR=str(scratch), PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+    """The candidate process's environment (sandbox_env.child_env: an allowlist), on the CPU
+    with OpenMP waiting passively."""
+    env = child_env(device, scratch)
     if device == "cpu":
-        env["TRITON_INTERPRET"], env["CUDA_VISIBLE_DEVICES"] = "1", ""
         env["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
-    else:
-        env.pop("TRITON_INTERPRET", None)
     return env
 
 
-_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here: the pre-exec hook must not import
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    # Runs in the child before exec: if the judge dies (killed at its deadline), so does the
-    # candidate, even though it has a process group of its own.
-    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 def spawn_candidate(sock: socket.socket, scratch: Path, device: str, log: Path,
-                    args: tuple[str, ...] = ()) -> subprocess.Popen:
-    """Start `python -P -m kernelskill.eval.candidate_proc [ARGS]` with `sock` as its stdin: its
-    own session, a scrubbed environment, `scratch` as its working directory, output to `log`."""
+                    args: tuple[str, ...] = (), role: str = "candidate") -> sandbox.SandboxRun:
+    """Start `python -P -m kernelskill.eval.candidate_proc [ARGS]` in the OS sandbox as `role`
+    (sandbox.ROLES: another uid than this judge, PID, mount and network namespaces of its own, a
+    seccomp filter), `sock` its stdin and its one descriptor of ours, `scratch` its working
+    directory and the one folder it writes, output to `log` (inside `scratch`)."""
     cmd = [sys.executable, "-P", "-m", "kernelskill.eval.candidate_proc", *args]
+    # No bytecode written: the packages are read-only to it, and a failed __pycache__ write inside
+    # the guard is a refused change outside its scratch folder.
+    extra = {"PYTHONDONTWRITEBYTECODE": "1"}
+    if device == "cpu":
+        extra["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
     with open(log, "wb") as logf:
-        return subprocess.Popen(cmd, cwd=scratch, env=candidate_env(device, scratch), stdin=sock,
-                                stdout=logf, stderr=subprocess.STDOUT, start_new_session=True,
-                                close_fds=True, preexec_fn=_die_with_parent)
+        return sandbox.sandboxed_popen(cmd, scratch, device, role=role, extra_env=extra,
+                                       stdin=sock, stdout=logf, stderr=subprocess.STDOUT)
 
 
 class CandidateLink:
     """One candidate process for one evaluation; a context manager that always kills it."""
 
-    def __init__(self, device: str, deadline: float, log_dir: Path, log_name: str = "candidate.log",
-                 args: tuple[str, ...] = ()):
+    def __init__(self, device: str, deadline: float, log_name: str = "candidate.log",
+                 args: tuple[str, ...] = (), role: str = "candidate"):
         self.device, self.deadline = device, deadline
         self.scratch = Path(tempfile.mkdtemp(prefix="kernelskill-candidate-"))
-        self.log = log_dir / log_name
+        self.log = self.scratch / log_name  # in its own folder: it holds no file of the judge's
         self.stage = "load"
         judge_end, cand_end = socket.socketpair()
         self.sock = judge_end
         try:
-            self.proc = spawn_candidate(cand_end, self.scratch, device, self.log, args)
+            started = spawn_candidate(cand_end, self.scratch, device, self.log, args, role=role)
         finally:
             cand_end.close()
+        # The sandbox's run, or a stand-in with Popen's interface (the author tests' fork server).
+        self.run = started if isinstance(started, sandbox.SandboxRun) else None
+        self.proc = started.proc if self.run is not None else started
 
     def __enter__(self) -> CandidateLink:
         return self
@@ -107,8 +96,7 @@ class CandidateLink:
         with contextlib.suppress(OSError):
             wire.send_to_candidate(self.sock, {"cmd": "bye"})
         self.sock.close()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # nothing it started outlives the evaluation
+        self._kill()  # nothing it started outlives the evaluation: its PID namespace goes with it
         self.proc.wait()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -138,19 +126,25 @@ class CandidateLink:
             self._kill()
             raise Rejected(self.stage, f"the candidate broke the protocol during {self.stage}: "
                            f"{type(why).__name__}: {str(why)[:200]}", "crash") from None
+        if self.run is not None:
+            sandbox.kill_all(self.run)
+            code = self.run.returncode()
         how = f"exit code {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
         last = self.log_tail().strip().splitlines()
         raise Rejected(self.stage, f"candidate process died ({how}) during {self.stage}: "
                        f"{last[-1][:300] if last else 'no output'}", "crash")
 
     def _kill(self) -> None:
+        if self.run is not None:
+            sandbox.kill_all(self.run)  # returns once every process of it is gone
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
 
     def log_tail(self, n: int = 3000) -> str:
-        try:
-            with open(self.log, "rb") as f:
-                f.seek(max(0, os.path.getsize(self.log) - n))
-                return f.read().decode(errors="replace")
+        try:  # a file the candidate controls: no FIFO, no link, read capped
+            with open(self.log, "rb", opener=sandbox.no_block) as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - n))
+                return f.read(n).decode(errors="replace")
         except OSError:
             return ""

@@ -22,9 +22,11 @@ from .sandbox_env import child_exit
 SPARE_FLAG = "--spare"
 """Start up, then wait for the request (GO on stdin) before reading it (eval/child.py)."""
 GO = "go\n"
+PR_SET_DUMPABLE = 4
 
 
 def main(argv: list[str] | None = None) -> int:
+    _not_dumpable()
     args = list(argv or sys.argv[1:])
     spare = args[3:5] if args[3:4] == [SPARE_FLAG] else None
     # The signing key arrives on stdin before any problem code runs; no candidate code runs here.
@@ -62,7 +64,18 @@ def _start(device: str, progress: Path, limit: float | None) -> CandidateLink:
     with its request)."""
     if device == "cpu":  # read by OpenMP when torch loads
         os.environ["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
-    return CandidateLink(device, float("inf") if limit is None else limit, progress.parent)
+    return CandidateLink(device, float("inf") if limit is None else limit)
+
+
+def _not_dumpable() -> None:
+    """Before the key is read: no process of another uid or without CAP_SYS_PTRACE may ptrace
+    this one or open its /proc/PID/mem, environ or fd/ (the kernel's check, whatever the
+    candidate process runs as). A candidate process reads memory, forges a signed result or
+    rewrites a tolerance only through those."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
 
 
 def _cuda_context() -> None:

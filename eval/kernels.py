@@ -2,7 +2,9 @@
 
 The harness wraps Triton's launch entry points while the candidate runs and records which
 `@triton.jit` functions ran; only functions defined in the candidate's own module count as
-custom kernels (a candidate that merely calls torch.compile launches none of its own).
+custom kernels (a candidate that merely calls torch.compile launches none of its own). This runs in
+the candidate process, beside candidate code, so what it reports is a claim: the judge keeps only
+the names its own reading of the source finds to be Triton kernels (eval/kernel_names.py).
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ def _wrap(cls: type) -> None:
 
     def run(self, *args, **kwargs):  # noqa: ANN001, ANN202
         fn = getattr(self, "fn", None)
-        if fn is not None:
-            _launched.add((getattr(fn, "__module__", "") or "", getattr(fn, "__name__", "?")))
+        mod, name = getattr(fn, "__module__", None), getattr(fn, "__name__", None)
+        # Exact strings only: a str subclass set as a name would run candidate code (its __hash__,
+        # __eq__) wherever the evaluator handles the names, outside any timed region.
+        if type(mod) is str and type(name) is str:
+            _launched.add((mod, name))
         return original(self, *args, **kwargs)
 
     run._kernelskill_wrapped = True  # type: ignore[attr-defined]
@@ -56,4 +61,8 @@ def recording() -> Iterator[set[tuple[str, str]]]:
 
 
 def own_kernels(seen: set[tuple[str, str]], module_name: str) -> list[str]:
-    return sorted(name for mod, name in seen if mod == module_name)
+    """The names in `seen` of kernels defined in the module `module_name` (none when that is not
+    an exact string: the candidate's module can rebind its own __name__)."""
+    if type(module_name) is not str:
+        return []
+    return sorted(name for mod, name in seen if type(mod) is str and type(name) is str and mod == module_name)

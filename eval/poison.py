@@ -8,11 +8,17 @@ NaN before the candidate runs, so buffers obtained any other way start out poiso
 Neither reaches a CUDA graph's private memory: layer 1 skips tensors made during a capture
 (`capturing_graph` says why), so a buffer a captured graph never writes keeps whatever that
 memory held. Its outputs are still compared on every trial, against fresh and perturbed inputs.
+
+Both layers run on every forward the judge asks for, checked or timed alike (a candidate that
+probes `torch.empty` for NaN learns nothing about which runs are checked). A fill of layer 1 is
+evaluator work inside the candidate's timed region: `FillClock` measures it, and the judge takes it
+out of the reported time up to a bound of its own (remote_timing.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 
 import torch
@@ -39,12 +45,46 @@ def capturing_graph(t: torch.Tensor) -> bool:
     return t.is_cuda and torch.cuda.is_current_stream_capturing()
 
 
+class FillClock:
+    """The time layer 1's fills take inside one forward: CUDA events around each fill (on the
+    stream the fill runs on, so only the fill is measured), or the host clock on the CPU. Read
+    `ms()` after the device is synchronised."""
+
+    def __init__(self, cuda: bool):
+        self.cuda = cuda
+        self.events: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
+        self.host_ms = 0.0
+
+    @contextlib.contextmanager
+    def fill(self) -> Iterator[None]:
+        if self.cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            yield
+            end.record()
+            self.events.append((start, end))
+            return
+        t0 = time.perf_counter()
+        yield
+        self.host_ms += (time.perf_counter() - t0) * 1e3
+
+    def ms(self) -> float:
+        return self.host_ms + sum(s.elapsed_time(e) for s, e in self.events)
+
+
 class _PoisonEmpty(TorchFunctionMode):
+    def __init__(self, clock: FillClock | None = None):
+        super().__init__()
+        self.clock = clock
+
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         out = func(*args, **(kwargs or {}))
         if (func in _EMPTY_FACTORIES and isinstance(out, torch.Tensor) and out.numel()
                 and not capturing_graph(out)):
-            with torch.no_grad():
+            # Not timed while dynamo traces (a candidate's torch.compile): the fill is then part of
+            # the compiled graph, and a clock read there would break the graph.
+            timed = self.clock is not None and not torch.compiler.is_compiling()
+            with torch.no_grad(), self.clock.fill() if timed else contextlib.nullcontext():
                 fill_poison(out)
         return out
 
@@ -65,7 +105,31 @@ def poison_cuda_allocator(nbytes: int) -> None:
     del blocks
 
 
+class ModeLeak(Exception):
+    """Code run under `poisoned()` left a torch function or dispatch mode active: a mode that stays
+    on the stack sees every later torch call of the evaluator (the copy of the output into the
+    judge's slots among them), where it could do work the timed region never saw."""
+
+
+def mode_depths() -> tuple[int, int]:
+    """(torch function modes, torch dispatch modes) active now."""
+    return torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()
+
+
 @contextlib.contextmanager
-def poisoned() -> Iterator[None]:
-    with _PoisonEmpty():
+def poisoned(clock: FillClock | None = None) -> Iterator[None]:
+    """Layer 1 around the block. Raises ModeLeak when the block leaves a mode of its own on the
+    stack (exiting a mode pops whatever is on top, so the leaked one is popped here instead of
+    ours, and the stacks are as they were either way)."""
+    depths = mode_depths()
+    mode = _PoisonEmpty(clock)
+    with mode:
         yield
+        leaked = mode_depths() != (depths[0] + 1, depths[1])
+        while leaked and torch._C._len_torch_function_stack() > depths[0] + 1:
+            torch._C._pop_torch_function_stack()
+        while leaked and torch._C._len_torch_dispatch_stack() > depths[1]:
+            torch._C._pop_torch_dispatch_stack()
+    if leaked:
+        raise ModeLeak("forward left a torch function or dispatch mode active after it returned: "
+                       "work the evaluator's later calls (the copy of the output) would run")

@@ -12,6 +12,7 @@ running in the same process cannot import the reference.
 from __future__ import annotations
 
 import ast
+import contextlib
 import linecache
 import types
 import uuid
@@ -123,15 +124,20 @@ def apply_size(source: str, size: str, filename: str = "<problem>") -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-def exec_module(source: str, filename: str, prefix: str) -> types.ModuleType:
-    """Execute source as a fresh module that is not in sys.modules (so nothing can import it)."""
+def exec_module(source: str, filename: str, prefix: str,
+                guard: contextlib.AbstractContextManager[Any] | None = None) -> types.ModuleType:
+    """Execute source as a fresh module that is not in sys.modules (so nothing can import it).
+    With `guard`, only the module body runs inside it: compiling is the evaluator's own work, and
+    the audit hook lets exec run inside the guard nothing but code compiled under the candidate's
+    file name (eval/audit.py)."""
     module = types.ModuleType(f"_{prefix}_{uuid.uuid4().hex[:8]}")
     module.__file__ = filename
     # Triton's @jit reads kernel source through inspect/linecache; a module executed from a
     # string has no file, so register its text under its name.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     code = compile(source, filename, "exec")
-    exec(code, module.__dict__)
+    with guard or contextlib.nullcontext():
+        exec(code, module.__dict__)
     return module
 
 
@@ -149,17 +155,29 @@ def load_problem(source: str, size: str = "full", filename: str = "<problem>") -
     return LoadedProblem(name=name, source=executed, size=size, module=module)
 
 
-def load_candidate(source: str, filename: str = "<candidate>") -> types.ModuleType:
-    """Execute a candidate and check it defines class ModelNew."""
+def load_candidate(source: str, filename: str = "<candidate>",
+                   guard: contextlib.AbstractContextManager[Any] | None = None) -> types.ModuleType:
+    """Execute a candidate and check it defines class ModelNew. With `guard` (the audit guard),
+    everything that can run candidate code runs inside it: the module body, the lookup of ModelNew
+    (a module `__getattr__` may answer) and the text of a failure (an exception's `__str__`); the
+    CandidateError raised here then holds plain text only."""
     tree = _parse(source, filename, CandidateError)
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body) and not any(
             isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ModelNew"
                                               for t in n.targets) for n in tree.body):
         raise CandidateError(f"{filename}: the candidate does not define class ModelNew")
+    module, why = None, ""
     try:
-        module = exec_module(source, filename, "candidate")
-    except Exception as e:
-        raise CandidateError(f"{filename}: candidate failed to import: {type(e).__name__}: {e}") from None
-    if not isinstance(getattr(module, "ModelNew", None), type):
-        raise CandidateError(f"{filename}: ModelNew is not a class")
+        module = exec_module(source, filename, "candidate", guard)
+    except Exception as e:  # formatted inside the guard: the exception is the candidate's object
+        why = f"{filename}: candidate failed to import"
+        with guard or contextlib.nullcontext(), contextlib.suppress(Exception):  # unprintable: a failure
+            why = f"{filename}: candidate failed to import: {type(e).__name__}: {e}"
+    if module is not None:
+        with guard or contextlib.nullcontext():
+            is_class = type(vars(module).get("ModelNew")) is type or isinstance(
+                getattr(module, "ModelNew", None), type)
+        why = "" if is_class else f"{filename}: ModelNew is not a class"
+    if why or module is None:
+        raise CandidateError(why)
     return module

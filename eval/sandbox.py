@@ -6,7 +6,7 @@
     run.returncode()         # the child's own exit code (-N: killed by signal N)
 
 Layers, each probed once per process (`probe()`), each degrading with one warning line when the
-host lacks it (`report()` / `kernelskill eval --sandbox-report` lists them):
+host lacks it (`sandbox_report.report()`, `kernelskill eval --sandbox-report`, lists them):
 - env: an allowlisted environment (no secret of the evaluator), HOME, TMPDIR and the caches in
   the scratch folder, a per-run token that marks every process of the run.
 - net / pid / mount: Linux namespaces through util-linux `unshare`: no network (a down
@@ -40,13 +40,26 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .sandbox_env import TOKEN_VAR, _ready_caches, child_env, compile_caches
-from .sandbox_paths import hidden_paths, home_mask, import_paths, tmp_keep
+from .sandbox_env import (
+    BASELINE_UID,
+    CACHE_VAR,
+    NOBODY,
+    ROLES,
+    TOKEN_VAR,
+    Role,
+    _ready_caches,
+    child_env,
+    compile_caches,
+)
+from .sandbox_paths import hidden_paths, import_paths, tmp_keep, view_masks
 
 __all__ = ["TOKEN_VAR", "child_env", "compile_caches"]
 
 INIT = str(Path(__file__).with_name("sandbox_init.py"))
-NOBODY = 65534
+LAYERS_VAR = "KERNELSKILL_SANDBOX_LAYERS"
+"""The parent's probe, handed to its judge: the judge sandboxes its candidate without re-probing."""
+
+
 # Rationale: the largest file a legitimate child writes is a Kineto trace of one forward (a few
 # MB) or a compiled kernel cache entry; 256 MiB bounds the log and every file at 100x that.
 FSIZE_BYTES = 256 << 20
@@ -61,12 +74,23 @@ class Layers:
     namespaces: frozenset[str] = frozenset()
     uid: int | None = None
     drop_caps: bool = False
+    seccomp: bool = False
     missing: dict[str, str] = field(default_factory=dict)
 
     def active(self) -> set[str]:
         """The optional layers in force (env and rlimits always are)."""
         return set(self.namespaces) | ({"uid"} if self.uid is not None else set()) | \
-            ({"caps"} if self.drop_caps else set())
+            ({"caps"} if self.drop_caps else set()) | ({"seccomp"} if self.seccomp else set())
+
+    def to_json(self) -> str:
+        return json.dumps({"namespaces": sorted(self.namespaces), "uid": self.uid,
+                           "drop_caps": self.drop_caps, "seccomp": self.seccomp,
+                           "missing": self.missing})
+
+    @staticmethod
+    def from_json(text: str) -> Layers:
+        d = json.loads(text)
+        return Layers(frozenset(d["namespaces"]), d["uid"], d["drop_caps"], d["seccomp"], d["missing"])
 
     def unshare_prefix(self) -> list[str]:
         if not self.namespaces:
@@ -93,19 +117,22 @@ def _runs(cmd: list[str], **kw: object) -> str:
 
 def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bool,
           lifeline_fd: int | None = None, env: dict[str, str] | None = None,
-          shared_caches: bool = True) -> str:
+          role: Role = ROLES["child"]) -> str:
     env = env if env is not None else dict(os.environ)
-    home, keep = home_mask(env)
-    writable = _ready_caches(layers.uid) if shared_caches else []
-    return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(), "uid": layers.uid,
-                       "home": home, "home_keep": keep, "writable": writable,
-                       "tmp_keep": tmp_keep(env, scratch, writable),
-                       "gid": layers.uid, "drop_caps": layers.drop_caps, "rlimits": rlimits,
+    uid = role.uid if layers.uid is not None else None
+    writable = _ready_caches(uid) if role.shared_caches else []
+    return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(),
+                       "uid": uid, "masks": view_masks(env, role.minimal_view), "writable": writable,
+                       "tmp_keep": tmp_keep(env, scratch, writable), "gid": uid,
+                       "drop_caps": layers.drop_caps and role.uid is not None,
+                       "seccomp": layers.seccomp and role.seccomp,
+                       "private_shm": mount and role.private_shm, "rlimits": rlimits,
                        "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd,
                        "lifeline_fd": lifeline_fd})
 
 
-def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, code: str) -> str:
+def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, code: str,
+                seccomp: bool = False) -> str:
     """Run the supervisor once with one layer on, on a trivial child: '' when it works."""
     import tempfile
 
@@ -114,7 +141,8 @@ def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, cod
             os.chown(tmp, uid, uid)
         r, w = os.pipe()
         try:
-            spec = _spec(Layers(uid=uid, drop_caps=caps), tmp, w, {}, mount, shared_caches=False)
+            role = Role("probe", uid if uid is not None else (0 if caps else None), False, seccomp, False)
+            spec = _spec(Layers(uid=uid, drop_caps=caps, seccomp=seccomp), tmp, w, {}, mount, role=role)
             return _runs([*prefix, sys.executable, "-I", "-S", INIT, spec, "--", sys.executable, "-I",
                           "-S", "-c", code], cwd=tmp, pass_fds=(w,))
         finally:
@@ -124,7 +152,11 @@ def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, cod
 
 @functools.cache
 def probe() -> Layers:
-    """Which layers this host allows; each tried for real once per process (~0.1 s)."""
+    """Which layers this host allows; each tried for real once per process (~0.1 s), or handed
+    down by the evaluator that started this process (a judge: LAYERS_VAR)."""
+    if handed := os.environ.get(LAYERS_VAR):
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            return Layers.from_json(handed)
     missing: dict[str, str] = {}
     namespaces: set[str] = set()
     exe = shutil.which("unshare")
@@ -155,8 +187,9 @@ def probe() -> Layers:
         missing["uid"] = missing["caps"] = "not root: the child runs as the current user already"
     else:
         check = f"import os; paths = {import_paths()!r}; [os.listdir(p) for p in paths if os.path.isdir(p)]"
-        if why := _probe_init([], NOBODY, False, False, check):
-            missing["uid"] = f"uid {NOBODY} cannot use the interpreter or the packages: {why}"
+        if why := _probe_init([], NOBODY, False, False, check) or \
+                _probe_init([], BASELINE_UID, False, False, check):
+            missing["uid"] = f"uids {NOBODY}/{BASELINE_UID} cannot use the interpreter or the packages: {why}"
             if why := _probe_init([], None, True, False, "pass"):
                 missing["caps"] = f"capability drop failed: {why}"
             else:
@@ -164,7 +197,22 @@ def probe() -> Layers:
         else:
             uid = NOBODY
             missing["caps"] = f"not needed: uid {NOBODY} holds none"
-    return Layers(frozenset(namespaces), uid, caps, missing)
+    seccomp = False
+    if why := _seccomp_why():
+        missing["seccomp"] = why
+    else:
+        seccomp = True
+    return Layers(frozenset(namespaces), uid, caps, seccomp, missing)
+
+
+_SOCKET_REFUSED = ("import socket, sys\ntry:\n    socket.socket(socket.AF_INET)\nexcept PermissionError:\n"
+                   "    sys.exit(0)\nsys.exit('a new network socket was still allowed')")
+
+
+def _seccomp_why() -> str:
+    """'' when the filter installs and refuses a new socket in a trivial child, else why not."""
+    from .sandbox_seccomp import supported
+    return supported() or _probe_init([], None, False, False, _SOCKET_REFUSED, seccomp=True)
 
 
 def _runs_out(cmd: list[str]) -> str:
@@ -174,11 +222,15 @@ def _runs_out(cmd: list[str]) -> str:
         return ""
 
 
-def rlimits(device: str, timeout_s: float | None) -> dict[str, tuple[int, int]]:
+def rlimits(device: str, timeout_s: float | None, role: Role = ROLES["child"]) -> dict[str, tuple[int, int]]:
     """The child's resource limits. CPU seconds count every thread, hence x cores; it is a
-    backstop: the parent's wall clock ends the run first."""
+    backstop: the parent's wall clock ends the run first. The judge has no file-size limit: its
+    inputs live in shared-memory files as large as the problem's tensors (a 2 GiB input failed
+    with EFBIG), and the candidate writes no file of the judge's."""
     cpu = int((timeout_s or 3600) * (os.cpu_count() or 1)) + 60
-    lim = {"RLIMIT_CORE": (0, 0), "RLIMIT_FSIZE": (FSIZE_BYTES, FSIZE_BYTES), "RLIMIT_CPU": (cpu, cpu + 5)}
+    lim = {"RLIMIT_CORE": (0, 0), "RLIMIT_CPU": (cpu, cpu + 5)}
+    if role.file_size_limit:
+        lim["RLIMIT_FSIZE"] = (FSIZE_BYTES, FSIZE_BYTES)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     n = min(NOFILE, hard) if hard != resource.RLIM_INFINITY else NOFILE
     lim["RLIMIT_NOFILE"] = (n, n)
@@ -188,9 +240,18 @@ def rlimits(device: str, timeout_s: float | None) -> dict[str, tuple[int, int]]:
         # reserve up to the machine's RAM (8 GiB at least), never enough to swap the host out.
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         lim["RLIMIT_AS"] = (max(ram, 8 << 30), max(ram, 8 << 30))
-    if probe().uid is not None:
+    if probe().uid is not None and role.uid is not None:
         lim["RLIMIT_NPROC"] = (NPROC, NPROC)
-    return {k: (int(s), int(h)) for k, (s, h) in lim.items()}
+    return {k: _within(k, int(s), int(h)) for k, (s, h) in lim.items()}
+
+
+def _within(name: str, soft: int, hard: int) -> tuple[int, int]:
+    """(soft, hard) no higher than this process's own hard limit: raising one needs
+    CAP_SYS_RESOURCE, which a judge (itself limited) or a container's root may lack."""
+    ours = resource.getrlimit(getattr(resource, name))[1]
+    if ours == resource.RLIM_INFINITY:
+        return soft, hard
+    return min(soft, ours), min(hard, ours)
 
 
 _warned = False
@@ -231,27 +292,33 @@ class SandboxRun:
 
 def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: float | None = None,
                     extra_env: dict[str, str] | None = None, reference_only: bool = False,
-                    **popen_kwargs: object) -> SandboxRun:
-    """Start `cmd` in the sandbox, cwd `scratch` (the one folder it may write); `popen_kwargs`
-    are stdin/stdout/stderr and the like. The caller must end it with kill_all(run), whatever
-    happens, and may wait on run.proc meanwhile. `reference_only`: the child runs only the user's
-    reference (the up-front check), so it gets no shared compile caches (a refused problem writes
-    nothing outside scratch) and prints no missing-layers warning (its error stays one line)."""
+                    role: str = "child", **popen_kwargs: object) -> SandboxRun:
+    """Start `cmd` in the sandbox as `role` (ROLES), cwd `scratch` (the one folder it may write);
+    `popen_kwargs` are stdin/stdout/stderr and the like. The caller must end it with
+    kill_all(run), whatever happens, and may wait on run.proc meanwhile. `reference_only`: the
+    child runs only the user's
+    reference (the up-front check) and prints no missing-layers warning (its error stays one
+    line)."""
     layers = probe()
+    who = ROLES[role]
     if not reference_only:
         _warn_once(layers)
     token = secrets.token_hex(16)
-    if layers.uid is not None:
+    uid = who.uid if layers.uid is not None else None
+    if uid is not None:
         for p in [scratch, *scratch.rglob("*")]:
-            os.chown(p, layers.uid, layers.uid)
+            os.chown(p, uid, uid)
     env = child_env(device, scratch, token) | (extra_env or {})
-    if reference_only:
+    if not who.shared_caches:  # compile caches of its own: nothing it writes reaches another run
         env.update({k: f"{scratch}/.cache/{v.name}" for k, v in compile_caches().items()})
+        env.pop(CACHE_VAR, None)
+    if role == "judge":  # it sandboxes its own candidate the way this host allows, unprobed
+        env[LAYERS_VAR] = layers.to_json()
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
     os.set_blocking(status_r, False)
-    spec = _spec(layers, str(scratch), status_w, rlimits(device, timeout_s), "mount" in layers.namespaces,
-                 lifeline_r, env, shared_caches=not reference_only)
+    spec = _spec(layers, str(scratch), status_w, rlimits(device, timeout_s, who),
+                 "mount" in layers.namespaces, lifeline_r, env, who)
     argv = [*layers.unshare_prefix(), sys.executable, "-I", "-S", INIT, spec, "--", *cmd]
     fds = (status_w, lifeline_r, *popen_kwargs.pop("pass_fds", ()))
     try:
@@ -330,24 +397,3 @@ def read_capped(path: Path, cap: int) -> str:
             return f.read(cap).decode(errors="replace")
     except OSError:
         return ""
-
-
-def report() -> list[str]:
-    """One line per layer: active, or missing and why (for `kernelskill eval --sandbox-report`)."""
-    layers = probe()
-    active = {"env": "allowlisted environment, HOME/TMPDIR in scratch, shared compile caches, run token",
-              "net": "own network namespace (loopback down)",
-              "pid": "own PID namespace: every descendant dies with the child",
-              "mount": "read-only file system but scratch and the compile caches, home empty but import "
-                       "folders, hidden credentials and kernelskill state, /run without sockets, "
-                       "private /tmp",
-              "uid": f"runs as uid {layers.uid}", "caps": "uid 0 with every capability dropped",
-              "rlimits": "core 0, open files, file size 256 MiB, CPU time; address space on cpu only"}
-    if "pid" not in layers.namespaces:
-        active["env"] += " (descendants found by token; supervisor is a child subreaper)"
-    lines = []
-    for name, what in active.items():
-        why = layers.missing.get(name)
-        state = f"active: {what}" if not why else f"{'off' if why.startswith('not ') else 'missing'}: {why}"
-        lines.append(f"{name:8s} {state}")
-    return lines

@@ -86,8 +86,9 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r + "/") for r in roots)
 
 
-def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: list[str],
-                 writable: tuple[str, ...] = (), tmp_keep: tuple[str, ...] = ()) -> None:
+def setup_mounts(scratch: str, hide: list[str], masks: list[tuple[str, list[str]]],
+                 writable: tuple[str, ...] = (), tmp_keep: tuple[str, ...] = (),
+                 private_shm: bool = False) -> None:
     """Everything read-only but the kernel file systems; the user's home empty but for the
     folders the child imports from; hidden paths empty; /run without sockets; /tmp private but
     for the folders the child imports from (`tmp_keep`, read-only); the scratch folder (our
@@ -96,10 +97,12 @@ def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: lis
     # Opened before anything is masked, so a cache folder under /tmp or the home is still found.
     keep_fds = [(os.open(p, os.O_RDONLY | os.O_DIRECTORY), p) for p in writable if os.path.isdir(p)]
     for point, keep in _mounts():
-        if not _under(point, _UNTOUCHED):
+        # A mount shadowed by a later one over a folder above it (inside a judge's namespace: the
+        # credentials it hid, under its private /tmp) has no path left to reach it by: skipped.
+        if not _under(point, _UNTOUCHED) and os.path.lexists(point):
             _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
-    if home:
-        _mask_keeping(home, [*home_keep, scratch])
+    for folder, keep in masks:  # the home; for a candidate also the non-system folders
+        _mask_keeping(folder, [*keep, scratch])
     for path in hide:
         if os.path.isdir(path):
             _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000")
@@ -117,6 +120,10 @@ def setup_mounts(scratch: str, hide: list[str], home: str | None, home_keep: lis
     if os.path.isdir("/tmp") and not os.path.islink("/tmp"):
         # A writable tmpfs; what is kept was remounted read-only above (hidden paths included).
         _mask_keeping("/tmp", list(tmp_keep), "size=1g,mode=1777", read_only=False)
+    if private_shm:
+        # A /dev/shm of this run alone: what the run leaves there goes with its namespace, and it
+        # sees no other run's (a candidate process inherits its judge's, for the CUDA handover).
+        _mount("tmpfs", os.path.realpath("/dev/shm"), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
     os.makedirs(scratch, exist_ok=True)  # under /tmp it lives on the new tmpfs: a mount point
     _mount(".", scratch, None, MS_BIND)  # "." is still the real scratch folder (our cwd)
     _mount(None, scratch, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)
@@ -161,7 +168,8 @@ def _run_keep(folder: str) -> list[str]:
 
 
 def _block_devices() -> list[str]:
-    """Block device nodes under /dev (disks, partitions, loop devices); the GPU's are char nodes."""
+    """Block device nodes under /dev (disks, partitions, loop devices; the GPU's are char nodes)
+    and Unix sockets there (/dev/log): a read-only mount does not stop connect()."""
     out = []
     for root, _dirs, files in os.walk("/dev"):
         if root.startswith("/dev/shm"):
@@ -169,7 +177,8 @@ def _block_devices() -> list[str]:
         for name in files:
             path = os.path.join(root, name)
             with contextlib.suppress(OSError):
-                if stat.S_ISBLK(os.lstat(path).st_mode):
+                mode = os.lstat(path).st_mode
+                if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
                     out.append(path)
     return out
 
@@ -211,12 +220,26 @@ def _exec_child(spec: dict, cmd: list[str]) -> None:
         elif spec.get("drop_caps"):
             drop_capabilities()
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        if spec.get("seccomp"):
+            _seccomp().install()  # last: it refuses mount and unshare, which are done by now
         # After the credential change, which clears it: the child dies with its supervisor.
         _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
         os.execv(cmd[0], cmd)
     except BaseException as e:  # noqa: BLE001 - the one line is the child's outcome
         os.write(2, f"kernelskill sandbox: cannot start the child: {e}\n".encode())
         os._exit(126)
+
+
+def _seccomp():  # noqa: ANN202 - a module loaded by path
+    """sandbox_seccomp.py, beside this file: run as `python -I -S FILE`, the package is not
+    importable here, and the filter's tables are easier to read in a module of their own."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "sandbox_seccomp", os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_seccomp.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _children_of(root: int) -> list[int]:
@@ -284,8 +307,9 @@ def _lifeline(fd: int, main: int) -> None:
 
 def supervise(spec: dict, cmd: list[str]) -> int:
     if spec.get("mount"):
-        setup_mounts(spec["scratch"], spec["hide"], spec.get("home"), spec.get("home_keep", []),
-                     tuple(spec.get("writable", ())), tuple(spec.get("tmp_keep", ())))
+        setup_mounts(spec["scratch"], spec["hide"], spec.get("masks", []),
+                     tuple(spec.get("writable", ())), tuple(spec.get("tmp_keep", ())),
+                     bool(spec.get("private_shm")))
     if spec.get("subreaper"):
         _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
     main = os.fork()

@@ -97,3 +97,39 @@ def tmp_keep(env: dict[str, str], scratch: str, writable: Iterable[str] = ()) ->
             continue  # another run's scratch folder
         out.append(path)
     return out
+
+
+
+# Top-level folders a candidate process sees as they are (read-only): the system's. Every other
+# one (/home, /root, /work, /srv, /mnt, /data ...) is empty for it but for the folders it imports
+# from or finds through its environment: the user's projects, problems and earlier runs'
+# solutions (a kept reference is the reference's own source) are not there to be read.
+SYSTEM_TOP = frozenset({"usr", "lib", "lib32", "lib64", "libx32", "bin", "sbin", "etc", "opt",
+                        "dev", "proc", "sys", "run", "tmp", "boot"})
+# /var is not among them: it holds daemons' Unix sockets (/var/lib/..., /var/tmp), which a
+# candidate's seccomp filter leaves to the mount layer, and nothing a forward reads.
+# What a candidate process imports of our package: the evaluator (candidate code imports nothing
+# of ours: eval/static_allow.py). The rest of it (the bundled problems, tests, runs/) is hidden.
+PACKAGE_KEEP = ("__init__.py", "eval")
+
+
+def view_masks(env: dict[str, str], minimal: bool) -> list[tuple[str, list[str]]]:
+    """(folder, what stays visible in it) for the supervisor to mask: the user's home always
+    (home_mask); with `minimal` (a candidate process) also every non-system top-level folder and
+    our package's own folder, each but for what the child imports from or finds through env."""
+    home, keep = home_mask(env)
+    masks = [(home, keep)] if home else []
+    if not minimal:
+        return masks
+    used = _used_paths(env)
+    for name in sorted(os.listdir("/")):
+        top = "/" + name
+        if name in SYSTEM_TOP or os.path.islink(top) or not os.path.isdir(top) or top == home:
+            continue
+        masks.append((top, sorted(p for p in used if _inside(p, top))))
+    spec = importlib.util.find_spec("kernelskill")
+    for pkg in (spec.submodule_search_locations or []) if spec else []:
+        pkg = os.path.realpath(pkg)
+        inside = [p for p in used if _inside(p, pkg) and p != pkg]
+        masks.append((pkg, sorted({*inside, *(os.path.join(pkg, k) for k in PACKAGE_KEEP)})))
+    return masks

@@ -24,11 +24,24 @@ f-string with a literal public prefix on a non-imported object, `getattr(self, f
 fine) or passed around as values, introspection builtins, three-argument type(), metaclasses,
 `__del__` (work after forward returns), attribute writes on `type(x)`, format strings that read
 private attributes. Decorators come from a short list or from the file's own functions.
+
+Chains that leave the resolver: rule 2 sees only chains that start at an import. So a module may
+only appear as the base of an attribute chain or as a plain alias (`F = torch.nn.functional`,
+bound once): never as a value (in a list, an argument, a default, a class attribute, a return),
+where the checks lose it (`[torch.cuda][0].os`); a name bound to a module may not be rebound to
+anything else, or the resolver could follow the wrong binding. On objects the resolver does not
+know (locals, call results, subscripts) the attribute names through which the standard library's
+OS and interpreter modules are reached (GATEWAYS: os, sys, builtins, ctypes, importlib...) are
+refused, in getattr and match patterns too. A module reaches such an object only through those
+names, through a module-valued class or instance attribute (none in torch, triton or numpy but
+pathlib's `pathmod` and a logging handler's `_builtin_open`, both listed) or through a call
+that returns a module (`torch.get_device_module`: DANGEROUS).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import importlib
 import importlib.util
 import inspect
@@ -65,14 +78,30 @@ DANGEROUS = _words("""
     numpy.load numpy.save numpy.savez numpy.savez_compressed numpy.savetxt numpy.loadtxt numpy.genfromtxt
     numpy.fromfile numpy.fromregex numpy.memmap numpy.DataSource numpy.ndarray.tofile numpy.ndarray.dump
     numpy.ndarray.dumps operator.attrgetter operator.methodcaller typing.get_type_hints
-    dataclasses.make_dataclass
+    dataclasses.make_dataclass torch.PyTorchFileReader torch.PyTorchFileWriter torch.import_ir_module
+    torch.import_ir_module_from_buffer torch.ScriptModuleSerializer torch.get_device_module
+    torch.prepare_multiprocessing_environment triton.compile triton.language.str_to_ty
     """)
+# Builtins that run code, open files or look names up by string: rejected by identity wherever an
+# allowed module re-exports them (as names they are the `dynamic_code` / `reflection` checks' job).
+DANGEROUS_BUILTINS = _words("exec eval compile open __import__ getattr setattr delattr vars globals locals "
+                            "dir input breakpoint help exit quit")
+# Attribute names under which a module of the standard library's OS or interpreter layer (os, sys,
+# builtins, io, subprocess, importlib, ctypes, socket, threading, gc, inspect, pickle...) is kept by
+# a module outside that layer, measured over everything torch, triton and numpy load
+# (tests/eval/test_code_holes.py recomputes it), plus the two such class and instance attributes.
+GATEWAYS = frozenset(_words("""
+    __builtins__ _os _socket _sys _thread asyncio atexit bltns builtins concurrent ctypes gc glob importlib
+    inspect io linecache mp multiprocessing os pathlib pickle python_multiprocessing reducer reduction shutil
+    signal socket subprocess sys tarfile tempfile threading urllib zipfile zipimport posix marshal runpy
+    pathmod _builtin_open
+    """))
 FORBIDDEN_ATTRS = frozenset(_words("""
     __subclasses__ __mro__ __bases__ __base__ mro __dict__ __class__ __globals__ __code__ __closure__
     __reduce__ __reduce_ex__ __getstate__ __setstate__ __builtins__ __self__ __func__ __wrapped__
     __defaults__ __kwdefaults__ __getattribute__ __setattr__ __delattr__ __traceback__ __loader__ __spec__
-    __import__ __objclass__ __subclasshook__ tb_frame tb_next f_back f_globals f_locals f_code f_builtins
-    gi_frame gi_code cr_frame cr_code ag_frame ag_code co_code co_consts
+    __import__ __objclass__ __subclasshook__ __annotations__ tb_frame tb_next f_back f_globals f_locals
+    f_code f_builtins gi_frame gi_code cr_frame cr_code ag_frame ag_code co_code co_consts
     """))
 REFLECTIVE = frozenset(("getattr", "setattr", "delattr", "hasattr"))
 INTROSPECTIVE_BUILTINS = ("dir", "help", "input", "exit", "quit", "__build_class__")
@@ -119,7 +148,7 @@ def _static_attr(obj: object, seg: str, full: str) -> object:
 
 @cache
 def _dangerous() -> frozenset[int]:
-    ids = set()
+    ids = {id(getattr(builtins, name)) for name in DANGEROUS_BUILTINS if hasattr(builtins, name)}
     for dotted in DANGEROUS:
         obj = _walk(dotted)
         if obj is not _MISSING:
@@ -127,9 +156,15 @@ def _dangerous() -> frozenset[int]:
     return frozenset(ids)
 
 
+@cache
 def _walk(dotted: str) -> object:
     root, *rest = dotted.split(".")
-    obj: object = importlib.import_module(root)  # only ever an allowed root
+    if root not in ALLOWED_ROOTS:
+        return _MISSING  # never imported here: the import allowlist speaks for it
+    try:
+        obj: object = importlib.import_module(root)
+    except ImportError:
+        return _MISSING
     for i, seg in enumerate(rest, 1):
         obj = _static_attr(obj, seg, ".".join([root, *rest[:i]]))
         if obj is _MISSING:
@@ -185,6 +220,49 @@ def attribute_allowlist(src: _Source) -> Findings:
     for node, dotted in src.refs:
         if id(node) not in imports and (why := chain_problem(dotted)):
             yield node, f"uses {dotted}: {why}"
+    yield from _module_values(src)
+    yield from _gateways(src)
+
+
+def _is_module(dotted: str | None) -> bool:
+    return dotted is not None and isinstance(_walk(dotted), types.ModuleType)
+
+
+def _module_values(src: _Source) -> Findings:
+    """A module anywhere but as the base of a chain or a plain alias, and names bound to a module
+    and also to something else (the resolver follows one binding per name)."""
+    imports = {id(n) for n, _ in src.imports}
+    for node, dotted in src.refs:
+        if id(node) in imports or not isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
+            continue
+        parent = src.parents.get(id(node))
+        alias = isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 and \
+            isinstance(parent.targets[0], ast.Name) and src.alias_of(parent.targets[0]) == dotted
+        # getattr(tl, "float32") is a chain the resolver follows (a computed name is `reflection`'s)
+        looked_up = isinstance(parent, ast.Call) and _is_name(parent.func, *REFLECTIVE) and \
+            parent.args[:1] == [node]
+        if _is_module(dotted) and not (alias or looked_up):
+            yield node, (f"passes the module {dotted} around as a value, where the checks lose track of "
+                         "what is reached through it")
+    for name, sites in src.bindings.items():
+        paths = {dotted for _, dotted in sites}
+        if len(paths) > 1 and any(_is_module(p) for p in paths):
+            for node, dotted in sites:
+                yield node, (f"binds {name} to {dotted or 'something else'} here and to a module elsewhere: "
+                             "the checks cannot tell which one a use reaches")
+
+
+def _gateways(src: _Source) -> Findings:
+    """Attribute names that reach the OS or interpreter modules (GATEWAYS), on any object."""
+    for n in src.nodes:
+        name = n.attr if isinstance(n, ast.Attribute) else None
+        if isinstance(n, ast.Call) and _is_name(n.func, "getattr", "hasattr") and len(n.args) > 1 and \
+                _is_str(n.args[1]):
+            name = n.args[1].value
+        if name in GATEWAYS:
+            yield n, f"reads the attribute {name}, through which the OS or the interpreter is reached"
+        elif isinstance(n, ast.MatchClass) and (bad := GATEWAYS.intersection(n.kwd_attrs)):
+            yield n, f"match pattern reads {', '.join(sorted(bad))}"
 
 
 def _literal_public_prefix(name: ast.AST) -> bool:
@@ -207,19 +285,45 @@ def _reflective_calls(src: _Source) -> Findings:
             elif _is_str(name):
                 if name.value in FORBIDDEN_ATTRS:
                     yield n, f"{n.func.id}(..., {name.value!r}) reaches interpreter internals"
-            elif not (_literal_public_prefix(name) and src.resolve(n.args[0]) is None):
+            elif not (_literal_public_prefix(name) and _is_name(n.args[0], *src.self_names)):
+                # Only on the candidate's own instance (`getattr(self, f"conv{i}")`): elsewhere a
+                # computed public name can still be `os` on an object the checks cannot see.
                 yield n, f"{n.func.id} with a computed attribute name {ast.unparse(name)}"
         elif isinstance(n, ast.Call) and _is_name(n.func, "type") and "type" not in src.defined and (
                 len(n.args) == 3 or n.keywords):
             yield n, "type() with three arguments builds a class at run time"
 
 
+# What a Triton kernel object compiles from (compiled: `_src`, parse(); interpreted: fn, rewriter) and
+# the caches that stand for it (hash, cache_key, binder): no candidate reads them.
+_KERNEL_INTERNALS = frozenset(_words("src fn parse rewriter rewritten_fn hash cache_key params signature "
+                                     "binder used_global_vals device_caches kernel_cache"))
+
+
+def _kernel_internals(src: _Source) -> Findings:
+    """A Triton kernel's attributes assigned (`k.fn = f`, setattr), its private ones (`k._src`,
+    `k._unsafe_update_src`) or its front end (`k.src`, `k.rewriter`, `k.parse`) read: Triton compiles
+    the text or tree the kernel object holds, not the source the checks read (kernel_pin.py refuses
+    a changed one when Triton compiles it)."""
+    kernels = {f.name for f in src.jit}
+    for n in src.nodes:
+        if isinstance(n, ast.Attribute) and _is_name(n.value, *kernels):
+            if not isinstance(n.ctx, ast.Load):
+                yield n, f"assigns {ast.unparse(n)}, changing a kernel after the checks read it"
+            elif n.attr.startswith("_") or n.attr in _KERNEL_INTERNALS:
+                yield n, f"reads {ast.unparse(n)}, what Triton compiles the kernel from"
+        elif isinstance(n, ast.Call) and _is_name(n.func, "setattr", "delattr") and n.args and \
+                _is_name(n.args[0], *kernels):
+            yield n, f"{n.func.id} on the kernel {n.args[0].id}"
+
+
 def reflection(src: _Source) -> Findings:
     """Interpreter internals by attribute (__class__, __dict__, __globals__, __subclasses__, mro, f_back,
     tb_frame, gi_frame...), in match patterns and format strings too; getattr/setattr/delattr/hasattr
     with a computed name or used as values; dir/help/input/exit; type(a, b, c); metaclasses;
-    `__del__`; attribute writes on type(x). Why: these find the judge or the reference in memory,
-    patch classes the evaluator uses, or run code the other checks cannot read."""
+    `__del__`; attribute writes on type(x); a Triton kernel's internals read or replaced; defining or
+    naming `__class__`, `__annotations__`. Why: these find the judge or the reference in memory, patch
+    classes the evaluator uses, or run code the other checks cannot read."""
     for n in src.nodes:
         if isinstance(n, ast.Attribute) and n.attr in FORBIDDEN_ATTRS:
             yield n, f"uses .{n.attr} (interpreter internals)"
@@ -234,7 +338,13 @@ def reflection(src: _Source) -> Findings:
                 yield n, f"class {n.name} subclasses type (a metaclass)"
         elif isinstance(n, ast.FunctionDef) and n.name == "__del__":
             yield n, "__del__ runs after forward returns, outside the timed region"
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in FORBIDDEN_ATTRS:
+            yield n, f"defines {n.name}, which lies to the evaluator about what an object is or holds"
+        elif isinstance(n, ast.Name) and n.id in FORBIDDEN_ATTRS and n.id.startswith("__"):
+            yield n, (f"uses the name {n.id} (interpreter internals: `__annotations__` is the text of a "
+                      "dataclass's generated code, `__class__` the method's own class)")
     yield from _reflective_calls(src)
+    yield from _kernel_internals(src)
     yield from src.builtins(*INTROSPECTIVE_BUILTINS)
     typed = {t.id for n in src.nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
              and _is_name(n.value.func, "type") for t in n.targets if isinstance(t, ast.Name)}

@@ -193,6 +193,54 @@ class _Source:
                     yield n, dotted + attr
 
     @cached_property
+    def parents(self) -> dict[int, ast.AST]:
+        """id(node) -> the node that contains it."""
+        return {id(c): n for n in self.nodes for c in ast.iter_child_nodes(n)}
+
+    @cached_property
+    def bindings(self) -> dict[str, list[tuple[ast.AST, str | None]]]:
+        """Every place a name is bound, with the dotted path it is bound to (an import or a plain
+        alias `x = torch.cuda`) or None (anything else: a parameter, a loop target, a def...)."""
+        out: dict[str, list[tuple[ast.AST, str | None]]] = {}
+        for n in self.nodes:
+            if isinstance(n, ast.Import):
+                for a in n.names:
+                    top = a.name.split(".")[0]
+                    out.setdefault(a.asname or top, []).append((n, a.name if a.asname else top))
+            elif isinstance(n, ast.ImportFrom):
+                for a in n.names:
+                    dotted = f"{n.module}.{a.name}" if n.module else None
+                    out.setdefault(a.asname or a.name, []).append((n, dotted))
+            elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                out.setdefault(n.id, []).append((n, self.alias_of(n)))
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.setdefault(n.name, []).append((n, None))
+            elif isinstance(n, ast.arg):
+                out.setdefault(n.arg, []).append((n, None))
+            elif isinstance(n, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and n.name:
+                out.setdefault(n.name, []).append((n, None))
+            elif isinstance(n, ast.MatchMapping) and n.rest:
+                out.setdefault(n.rest, []).append((n, None))
+        return out
+
+    def alias_of(self, target: ast.Name) -> str | None:
+        """The dotted path `target` is bound to when it is the one target of `target = chain`
+        outside a class body (a class attribute is an object's attribute, not an alias)."""
+        assign = self.parents.get(id(target))
+        if not (isinstance(assign, ast.Assign) and assign.targets == [target]):
+            return None
+        if isinstance(self.parents.get(id(assign)), ast.ClassDef):
+            return None
+        return self.resolve(assign.value)
+
+    @cached_property
+    def self_names(self) -> set[str]:
+        """The first parameter of every method (`self`): the candidate's own instance."""
+        return {f.args.args[0].arg for c in self.nodes if isinstance(c, ast.ClassDef) for f in c.body
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.args.args
+                and not any(_is_name(d, "staticmethod") for d in f.decorator_list)}
+
+    @cached_property
     def flow(self) -> tuple[list[tuple[ast.AST, str]], list[tuple[ast.AST, str]]]:
         from .static_flow import _flow  # the data-flow half lives in its own module
 

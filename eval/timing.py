@@ -159,3 +159,54 @@ IDLE_FACTOR, IDLE_SLACK_MS = 1.2, 0.15
 def escapes_events(event_ms: float, idle_ms: float, cuda: bool) -> bool:
     """True when the device stayed busy well beyond what the candidate's CUDA events saw."""
     return cuda and idle_ms > IDLE_FACTOR * event_ms + IDLE_SLACK_MS
+
+
+# Rationale: the judge's own clock, calibrated per evaluation, against the candidate process's. A
+# null forward is the same command through the same code (poisoning, flush, events, guard, the
+# description and the copy of slot-sized buffers, the reply) around a forward that does nothing,
+# run every few timed runs (remote_timing.MAX_NULL), so the median wall time of a run less the
+# median wall time of a null forward is the forward and what its copy costs beyond an honest copy,
+# with no allowance for Python in the candidate process or the pipe: what the older bound
+# (`implausibly_fast`) had to grant as 1.5x + 1 ms. What is left is the noise of two medians and
+# what a real forward's host work adds outside its events (freeing its output, a GC pause).
+# - GPU: 1.2x + 0.2 ms. Host jitter around a synchronised call is tens of microseconds on an
+#   otherwise idle host (the idle clock's honest gap was 0.04-0.09 ms on an H200, `escapes_events`),
+#   and a median over 10-200 runs halves it; 0.2 ms is twice the worst of those. A lying clock gains
+#   at most that: 0.2 ms + a sixth of the true time (1 ms claimed as 0.63 ms; a 0.2 ms forward as
+#   ~0), where the older bound let about 1.5 ms + a third pass (its 1 ms of slack, two pings and
+#   the protocol it did not measure). The speed-of-light floor (`below_floor`)
+#   catches what is left below physics, and the idle clock (`escapes_events`) bounds the events by
+#   the candidate process's host clock with 0.15 ms of slack.
+# - CPU: 2x + 5 ms. On a 2-core machine shared with other processes a forward of 10 ms is
+#   descheduled now and then: measured, honest runs of the interpreted Triton candidate of
+#   tests/fixtures showed wall - null - events from -8 to +5 ms per call and medians over five runs
+#   up to 1.5x apart. The CPU's runtime is the judge's clock itself (remote_timing), so a clock that
+#   lies within this slack gains nothing; the check only names the lie.
+CLOCK_FACTOR = {"cuda": 1.2, "cpu": 2.0}
+CLOCK_SLACK_MS = {"cuda": 0.2, "cpu": 5.0}
+
+
+def clock_mismatch(claimed_ms: float, judge_ms: float, cuda: bool) -> bool:
+    """True when the time the candidate process claims for a forward (its events or host clock,
+    with its copy beyond a null forward's) is far below what the judge's own clock saw beyond the
+    protocol (the median run less the median null forward): a clock that lies, or work (deferred
+    past its end mark, hidden from its events) that the judge's clock sees and its own does not."""
+    dev = "cuda" if cuda else "cpu"
+    return claimed_ms < judge_ms / CLOCK_FACTOR[dev] - CLOCK_SLACK_MS[dev]
+
+
+# Rationale: every forward runs under layer-1 poisoning (poison.py), whose NaN fills of the
+# candidate's empty* tensors are evaluator work inside its timed region: an honest Triton candidate's
+# one fill is of its output, which on a memory-bound elementwise forward is as long as the kernel.
+# The candidate process times the fills (poison.FillClock) and they are taken out, but at most
+# 1.25x what the judge's own fill of the output slots takes (+ one launch's worth): a clock that
+# lies about its fills gains at most that, and fills of temporaries beyond it count as the
+# candidate's (conservative: its time only grows).
+FILL_FACTOR, FILL_SLACK_MS = 1.25, {"cuda": 0.01, "cpu": 0.05}
+CPU_RESOLUTION_MS = 1e-3
+"""The least runtime the judge reports on the CPU, where its clock less the protocol can read 0."""
+
+
+def fill_cap(judge_fill_ms: float, cuda: bool) -> float:
+    """The most of a forward's time that is taken out as the evaluator's poison fills."""
+    return FILL_FACTOR * judge_fill_ms + FILL_SLACK_MS["cuda" if cuda else "cpu"]

@@ -42,7 +42,8 @@ def run_timing(w: Worker) -> None:
     with w.part("candidate"):
         cand = time_remote(w, w.remote, timer, _n_sets(w))
     r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
-    r.idle_ms = cand.idle_ms
+    r.idle_ms, r.protocol_ms, r.copy_ms = cand.idle_ms, cand.overhead_ms, cand.copy_ms
+    r.reported_ms = cand.reported_ms  # the candidate process's own clock: a cross-check only
     if w.opts.work is not None and len(w.opts.work) == 2:  # counted by an earlier evaluation
         r.flops, r.bytes = (float(v) for v in w.opts.work)
     else:

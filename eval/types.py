@@ -95,6 +95,17 @@ class EvalResult:
     idle_ms: float | None = None
     """The candidate process's host clock per call from its start event until the whole device
     was idle: far above runtime_ms, work escaped the events (timing.escapes_events)."""
+    protocol_ms: float | None = None
+    """What a run costs besides the forward, by the judge's clock: the median wall time of a null
+    forward (the same command and protocol around a forward that does nothing), measured between
+    the timed runs. wall_ms is the median run's wall time less this."""
+    reported_ms: float | None = None
+    """The candidate process's own median time per forward (its CUDA events, or its host clock on
+    the CPU): a cross-check of the judge's clock (far below wall_ms: check `clock_mismatch`). On the
+    GPU runtime_ms comes from these events, on the CPU from the judge's clock."""
+    copy_ms: float | None = None
+    """The candidate process's median time to describe its output and copy it into the judge's
+    slots: what exceeds a null forward's copy is deferred work and counts in runtime_ms."""
     noise: float | None = None
     """Run-to-run spread of the candidate's timed runs (interquartile range / median): a gain
     smaller than this is not a measured gain."""

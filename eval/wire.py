@@ -3,8 +3,10 @@
 Judge -> candidate messages are pickles (the candidate trusts the judge); candidate -> judge
 messages are JSON only, so nothing the candidate sends is ever unpickled by the judge. Tensors
 never travel in a message: the judge owns every shared buffer (inputs and output slots) and
-hands the candidate a handle once, a file descriptor of shared memory on the CPU (sent with
-SCM_RIGHTS, so it works across mount namespaces) or a CUDA IPC handle on the GPU.
+hands the candidate a handle once: a file descriptor sent with SCM_RIGHTS, of shared memory on
+the CPU or of a cuMem allocation on the GPU (eval/cuda_share.py), so the handover crosses uids and
+PID and mount namespaces. torch's CUDA IPC handle is the fallback where the driver lacks cuMem's
+descriptors (it needs the judge's uid and /dev/shm on the other side).
 """
 
 from __future__ import annotations
@@ -64,7 +66,12 @@ def _recv(sock: socket.socket) -> tuple[bytes, list[int]]:
 
 
 def send_to_candidate(sock: socket.socket, msg: dict[str, Any], fds: list[int] | None = None) -> None:
-    _send(sock, pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL), fds or [])
+    """Send `msg` with `fds` (from `export`, owned by the message: closed here once sent)."""
+    try:
+        _send(sock, pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL), fds or [])
+    finally:
+        for fd in fds or []:
+            socket.close(fd)
 
 
 def recv_from_judge(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
@@ -88,12 +95,21 @@ def recv_from_candidate(sock: socket.socket) -> dict[str, Any]:
 
 
 # ---- shared tensors ------------------------------------------------------------------------
+_BLOCK = "_kernelskill_cumem_block"  # the cuMem allocation behind a judge's shared CUDA tensor
 def export(t: torch.Tensor, fds: list[int]) -> dict[str, Any]:
-    """A handle to the judge's shared tensor `t` (from `shared_like`); a CPU fd goes to `fds`."""
+    """A handle to the judge's shared tensor `t` (from `shared_like`); its descriptor, a new one
+    owned by the message, goes to `fds`."""
+    import os
+
     storage = t.untyped_storage()
     spec = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
             "stride": list(t.stride()), "offset": t.storage_offset(), "device": t.device.type}
     if not storage.nbytes():  # nothing to share (and no handle exists for an empty allocation)
+        return spec
+    block = getattr(t, _BLOCK, None)
+    if block is not None:
+        spec["cumem"] = {"fd_index": len(fds), "size": block.size}
+        fds.append(block.export_fd())
         return spec
     if t.is_cuda:
         (device, handle, size, offset_bytes, rc_handle, rc_offset, ev_handle,
@@ -102,7 +118,7 @@ def export(t: torch.Tensor, fds: list[int]) -> dict[str, Any]:
         return spec
     fd, size = storage._share_fd_cpu_()
     spec["fd_index"], spec["nbytes"] = len(fds), size
-    fds.append(fd)
+    fds.append(os.dup(fd))  # the storage keeps its own
     return spec
 
 
@@ -111,6 +127,11 @@ def open_shared(spec: dict[str, Any], fds: list[int]) -> torch.Tensor:
     import torch
 
     dtype = getattr(torch, spec["dtype"])
+    if "cumem" in spec:
+        from . import cuda_share
+        block = cuda_share.import_fd(fds[spec["cumem"]["fd_index"]], spec["cumem"]["size"],
+                                     torch.cuda.current_device())
+        return cuda_share.tensor(block, dtype, spec["shape"], spec["stride"], spec["offset"])
     if "cuda" in spec:
         storage = torch.UntypedStorage._new_shared_cuda(*spec["cuda"])
     elif "fd_index" in spec:
@@ -131,6 +152,19 @@ def shared_like(t: torch.Tensor, pool: Any = None) -> torch.Tensor:
     t = t.detach()
     # A broadcast (stride 0) input cannot be written element by element: it is made dense.
     stride = t.stride() if 0 not in t.stride() else torch.empty(t.shape).stride()
+    if t.is_cuda and t.numel():
+        from . import cuda_share
+        try:
+            block = cuda_share.create(cuda_share.span_bytes(list(t.shape), list(stride), t.element_size()),
+                                      t.device.index if t.device.index is not None else
+                                      torch.cuda.current_device())
+        except (cuda_share.CudaShareError, OSError):
+            block = None  # no cuMem descriptors here: torch's IPC below (same uid only)
+        if block is not None:
+            out = cuda_share.tensor(block, t.dtype, list(t.shape), list(stride))
+            setattr(out, _BLOCK, block)
+            out.copy_(t)
+            return out
     if t.is_cuda:
         with torch.cuda.use_mem_pool(pool):
             out = torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device)

@@ -29,9 +29,10 @@ import torch
 from . import baselines
 from . import harness as H
 from . import precision as P
-from .compare import ChangeTracker, Verdict, compare, flatten
-from .judge_io import Remote
+from .compare import ChangeTracker, Verdict, comparable, compare
+from .judge_io import NAMED_BY_CANDIDATE_PROCESS, Remote
 from .judge_link import CandidateLink, deadline
+from .kernel_names import judged_kernels
 from .memory import MemoryMeter, release
 from .problem import ProblemError, load_problem
 from .signing import sign
@@ -121,7 +122,7 @@ class Worker:
         self.problem = load_problem(self.req["problem_source"], self.opts.size, self.req["problem_name"])
         # Shared buffers come from a pool of their own: an IPC handle exposes a whole segment.
         self.pool = torch.cuda.MemPool() if self.device == "cuda" else None
-        with self.spawned or CandidateLink(self.device, self.deadline, self.progress.parent) as link:
+        with self.spawned or CandidateLink(self.device, self.deadline) as link:
             self.link = link
             self.baseline_link = baselines.start(self)  # imports torch while the candidate is judged
             try:
@@ -149,10 +150,11 @@ class Worker:
                                   "source": self.req["candidate_source"],
                                   "filename": self.req["candidate_name"], "weight_seed": weight_seed,
                                   "problem_file": self.req["problem_name"],
+                                  "kernel_pins": self.req.get("kernel_pins"),
                                   "init_values": init_values})
         if not reply.get("ok"):
             stage = "load" if reply.get("stage") == "load" else "compile"
-            check = reply.get("check") if reply.get("check") in ("audit", "integrity") else \
+            check = reply.get("check") if reply.get("check") in NAMED_BY_CANDIDATE_PROCESS else \
                 "load" if stage == "load" else "compile_error"
             raise Rejected(stage, str(reply.get("error"))[:600], check)
         self.cand_params = reply.get("params") or []
@@ -219,35 +221,59 @@ class Worker:
               flush=True)
 
     def _correctness(self) -> None:
-        trials: list[tuple[str, Any]] = [(f"trial {i}", None) for i in range(self.opts.trials)]
-        trials += [(f"perturbed {name}", fn) for name, fn in H.PERTURBATIONS.items()]
         changes, worst, rules = ChangeTracker(), 0.0, set()
-        for label, perturb in trials:
-            verdict = self._trial(label, perturb, changes)
+        skipped, masked = [], 0
+        self.float_inputs: list[int] | None = None
+        """Positions of the floating tensor inputs, from the first trial's inputs."""
+        for label, kind, which in self._trials():
+            verdict = self._trial(label, kind, which, changes)
             if verdict is None:
+                skipped.append(label)
                 continue
             worst = max(worst, verdict.max_abs_err)
             self.result.torch_fp32_err = max(self.result.torch_fp32_err or 0.0, verdict.torch_err)
             rules.add(verdict.rule)
-            if perturb is None:
+            masked += verdict.masked
+            if kind is None:
                 self.result.trials_run += 1
             else:
                 self.result.perturbed_trials += 1
         self.result.max_abs_err = worst
         self.result.pass_rule = "fp32-error-multiple" if "fp32-error-multiple" in rules else "tolerance"
         self.result.degenerate = not changes.varies()
+        if skipped or masked:
+            print(f"correctness: {masked} output elements of perturbed trials left out where the "
+                  f"reference is NaN/Inf; skipped, the reference being NaN/Inf everywhere: "
+                  f"{', '.join(skipped) or 'none'}", flush=True)
 
-    def _trial(self, label: str, perturb: Any, changes: ChangeTracker) -> Verdict | None:
-        """One checked forward against float64 (None: skipped, outside the operator's domain).
-        Its tensors are this call's locals, freed when it returns, and each is dropped as soon as
-        it is done with: the next trial never starts beside this one's outputs."""
+    def _trials(self) -> Iterator[tuple[str, str | None, int | None]]:
+        """(label, perturbation, input it perturbs) of each trial: the plain ones, then one input
+        at a time (harness.perturbation_plan), planned from the inputs the first trial drew."""
+        for i in range(self.opts.trials):
+            yield f"trial {i}", None, None
+        floats = self.float_inputs
+        if floats is None:  # no plain trial ran
+            floats = H.float_inputs(H.make_inputs(self.problem, H.secret_seed(), self.device))
+        for kind, which in H.perturbation_plan(floats):
+            yield f"perturbed {kind} (input {which})", kind, which
+
+    def _trial(self, label: str, kind: str | None, which: int | None,
+               changes: ChangeTracker) -> Verdict | None:
+        """One checked forward against float64 (None: skipped, the reference NaN/Inf everywhere).
+        A perturbed trial compares the elements where the reference is finite. Its tensors are
+        this call's locals, freed when it returns, and each is dropped as soon as it is done with:
+        the next trial never starts beside this one's outputs."""
+        perturb = H.PERTURBATIONS[kind] if kind is not None else None
         with self.part("inputs"):
-            inputs = H.make_inputs(self.problem, H.secret_seed(), self.device, perturb)
+            inputs = H.make_inputs(self.problem, H.secret_seed(), self.device, perturb, which)
+        if self.float_inputs is None:
+            self.float_inputs = H.float_inputs(inputs)
         ref64, ref32, ref_mutates, ref_in = self.reference_outputs(inputs)
-        with self.part("finite"):
-            outside = perturb is not None and not (_all_finite(ref64) and _all_finite(ref32))
-        if outside:
-            return None  # outside the operator's domain or fp32's range: skip, don't judge
+        if perturb is not None:
+            with self.part("finite"):
+                finite, total = comparable(ref64, ref32)
+            if total and not finite:
+                return None  # outside the operator's domain or fp32's range everywhere
         if self.remote.ref_desc is None:  # the first trial is the first forward
             self.ref_mutates = ref_mutates
             self.remote.set_contract(ref32, ref_in)
@@ -258,15 +284,16 @@ class Worker:
                                       "compile" else "runtime_error")
         del inputs
         if self.result.stage == "compile":
-            self.result.kernel_names = fwd.kernels
-            self.result.custom_kernels = len(fwd.kernels)
+            self.result.kernel_names = judged_kernels(fwd.kernels, self.req["candidate_source"])
+            self.result.custom_kernels = len(self.result.kernel_names)
             self.stage("correctness")
         fwd.check_contract("correctness", label)
         if fwd.mutated and not ref_mutates:
             raise Rejected("correctness", f"{label}: the candidate modified its inputs in place; "
                            "the reference does not", "input_mutation")
         with self.meter.section("compare"), self.part("compare"):
-            verdict = compare(fwd.out, ref64, ref32, self.opts.atol, self.opts.rtol)
+            verdict = compare(fwd.out, ref64, ref32, self.opts.atol, self.opts.rtol,
+                              skip_nonfinite=perturb is not None)
         del fwd, ref64
         if not verdict.ok:
             raise Rejected("correctness", f"{label}: {verdict.reason}{self._param_hint()}",
@@ -287,11 +314,6 @@ class Worker:
     def _timing(self) -> None:
         from .timing_stage import run_timing
         run_timing(self)
-
-
-def _all_finite(obj: Any) -> bool:
-    return all(bool(torch.isfinite(t).all()) for _, t in flatten(obj)
-               if isinstance(t, torch.Tensor) and t.is_floating_point())
 
 
 def _one_line(e: BaseException) -> str:

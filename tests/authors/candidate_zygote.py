@@ -23,6 +23,7 @@ parent, so it reaps them and tells the worker, which waits on them through `Fork
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import select
@@ -35,7 +36,13 @@ import threading
 import traceback
 from pathlib import Path
 
-from kernelskill.eval.judge_link import _die_with_parent  # the real start's parent-death signal
+_LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In a forked child: SIGKILL when the parent (the judge, or this server) dies."""
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 # ---- the server (its own process) ------------------------------------------------------------------------

@@ -30,9 +30,9 @@ def candidate_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         return
     real = judge_link.spawn_candidate
 
-    def spawn(sock, scratch: Path, device: str, log: Path, args=()):  # noqa: ANN001, ANN202 - spawn_candidate's
+    def spawn(sock, scratch: Path, device: str, log: Path, args=(), role="candidate"):  # noqa: ANN001, ANN202 - spawn_candidate's
         if device != "cpu" or zygote.dead or args:  # the forked child runs main() without arguments
-            return real(sock, scratch, device, log, args)
+            return real(sock, scratch, device, log, args, role)
         return zygote.spawn(judge_link.candidate_env(device, scratch), sock, scratch, log)
 
     judge_link.spawn_candidate = spawn

@@ -17,7 +17,7 @@ def test_a_forked_candidate_answers_from_its_scratch_and_dies_with_its_link(
         candidate_fork_server: Zygote | None, tmp_path: Path) -> None:
     if candidate_fork_server is None:
         pytest.skip("KS_TEST_FRESH_CANDIDATES=1: every candidate starts afresh")
-    link = CandidateLink("cpu", time.monotonic() + 120, tmp_path)
+    link = CandidateLink("cpu", time.monotonic() + 120)
     pid = link.proc.pid
     assert isinstance(link.proc, ForkedProc)
     assert link.request({"cmd": "ping"}) == {"ok": True}

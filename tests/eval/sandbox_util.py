@@ -26,8 +26,9 @@ NO_OWN_POWERS = pytest.mark.skipif(not LAYERS.active() & {"uid", "caps"} and
                                    reason="neither another uid, a capability drop nor a private /proc here")
 
 
-def child(code: str, timeout_s: float = 20.0, device: str = "cpu") -> ChildRun:
-    return run_child("sandbox_child", {"code": code}, device, timeout_s)
+def child(code: str, timeout_s: float = 20.0, device: str = "cpu", role: str | None = None) -> ChildRun:
+    """`code` run in a sandboxed child as `role` (sandbox.ROLES; by default 'child')."""
+    return run_child("sandbox_child", {"code": code}, device, timeout_s, role=role)
 
 
 def child_cleaning(planted: Path, code: str) -> ChildRun:

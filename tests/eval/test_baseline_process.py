@@ -120,16 +120,17 @@ def test_the_baseline_process_imports_torch_compile_before_its_guard(tmp_path: P
     from kernelskill.eval.judge_link import CandidateLink
     from kernelskill.eval.warm_imports import WARM_FLAG
 
-    with CandidateLink("cpu", time.monotonic() + 120, tmp_path, log_name="baseline.log",
-                       args=(WARM_FLAG,)) as link:
+    with CandidateLink("cpu", time.monotonic() + 120, log_name="baseline.log", args=(WARM_FLAG,),
+                       role="baseline") as link:
         reply = link.request({"cmd": "init", "device": "cpu", "precision": "default",
                               "source": PROBLEM + baselines.REFERENCE_ALIAS, "filename": "relu_scale.py",
                               "weight_seed": 1, "init_values": [70], "reference": True})
         assert reply.get("ok"), reply
         assert [tuple(s) for s in reply["params"]] == [(70,)]
         argv = (Path(f"/proc/{link.proc.pid}/cmdline").read_bytes().split(b"\0"))
-        assert WARM_FLAG.encode() in argv
-    assert (tmp_path / "baseline.log").exists() and not link.scratch.exists()
+        assert WARM_FLAG.encode() in argv  # the sandbox's command line ends with the process's
+        assert link.log == link.scratch / "baseline.log" and link.log.exists()
+    assert not link.scratch.exists()
 
 
 def test_the_eval_command_says_where_the_baselines_were_timed(tmp_path: Path,

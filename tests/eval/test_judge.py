@@ -140,8 +140,8 @@ def test_inputs_regenerated_from_fixed_seeds_do_not_match() -> None:
     ("self.calls == 1", "correctness", "wrong_output"),  # the first forward is a checked trial
     ("self.calls > 5", "timing", "timed_output"),  # every call after the correctness trials
     ("self.calls == 9", "timing", "timed_output"),  # one timed call in the middle
-    # calls it guesses are timed: no poisoning mode around them (the correctness trials have one)
-    ("not torch._C._is_torch_function_mode_enabled()", "timing", "timed_output"),
+    # Guessing timed calls from the poisoning: every run is poisoned alike now, so such a guess
+    # never fires (test_timing_holes.test_a_candidate_probing_the_poisoning_sees_every_run_poisoned).
 ])
 def test_garbage_on_some_calls_is_caught(when: str, stage: str, check: str) -> None:
     rejected(judge(cand(f"if {when}:\n    return torch.zeros_like(x)\nreturn {RIGHT}")), stage, check)

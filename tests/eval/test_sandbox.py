@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from kernelskill.eval import sandbox as S
 from kernelskill.eval.child import ChildRun
+from kernelskill.eval.sandbox_report import report
 from sandbox_util import LAYERS, NO_OWN_POWERS, child, child_cleaning, needs
 
 pytestmark = pytest.mark.usefixtures("sandbox_child_on_path")
@@ -194,8 +195,9 @@ print('CACHE', roofline.cache_dir(), roofline.load_ceilings().gpu)
 
 
 def test_report_has_one_line_per_layer() -> None:
-    lines = S.report()
-    assert [ln.split()[0] for ln in lines] == ["env", "net", "pid", "mount", "uid", "caps", "rlimits"]
+    lines = report()
+    assert [ln.split()[0] for ln in lines] == ["env", "net", "pid", "mount", "uid", "caps", "seccomp",
+                                              "rlimits", "boundary"]
     assert all(ln.split()[1] in ("active:", "missing:", "off:") for ln in lines)
     assert json.dumps(lines)  # plain text, printable as is
 
@@ -293,7 +295,9 @@ def test_the_home_shows_only_what_the_child_imports_from(monkeypatch: pytest.Mon
     (home / "lib" / "helper_mod.py").write_text("VALUE = 'imported from home'\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(home / "lib"), os.environ["PYTHONPATH"]]))
-    run = child(f"""
+    # As the baseline process: a role that keeps the shared compile caches, under the home here,
+    # and /dev/shm as it is (the judge's is its own).
+    run = child(role="baseline", code=f"""
 import os, helper_mod
 print(helper_mod.VALUE, sorted(os.listdir({str(home)!r})), os.listdir({str(home / ".cache")!r}))
 for p in ('notes/passwords.txt', '.cache/huggingface/token'):
@@ -310,13 +314,14 @@ for p in ('notes/passwords.txt', '.cache/huggingface/token'):
 @needs("mount")
 def test_the_compile_caches_stay_writable_and_persist_while_the_rest_is_read_only(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Triton's and Inductor's caches outlive one evaluation (no recompiling, no re-autotuning per
-    candidate); the user's kernelskill state next to them stays out of reach."""
+    """Triton's and Inductor's caches outlive one evaluation (no recompiling, no re-autotuning of
+    the baselines' kernels) for the roles that run no candidate code (a candidate process may not
+    write them: test_boundary.py); the user's kernelskill state next to them stays out of reach."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     state = tmp_path / "xdg" / "kernelskill" / "skill_stats.json"
     state.parent.mkdir(parents=True)
     state.write_text("{}")
-    run = child(f"""
+    run = child(role="baseline", code=f"""
 import os
 from pathlib import Path
 for var in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):

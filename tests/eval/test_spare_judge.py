@@ -30,9 +30,10 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = C._start
 
-    def counted(module: str, device: str, timeout_s: float, reference_only: bool, request: dict | None):
+    def counted(module: str, device: str, timeout_s: float, reference_only: bool, request: dict | None,
+                role: str | None = None):
         seen.append("spare" if request is None else "request")
-        return real(module, device, timeout_s, reference_only, request)
+        return real(module, device, timeout_s, reference_only, request, role)
 
     monkeypatch.setattr(C, "_start", counted)
     return seen

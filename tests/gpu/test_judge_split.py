@@ -53,7 +53,7 @@ def test_cuda_ipc_roundtrip(tmp_path: Path) -> None:
     src = HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x.t() * 2.0\n"
     pool = torch.cuda.MemPool()
     x = torch.randn(300, 500, device="cuda")
-    with CandidateLink("cuda", time.monotonic() + 120, tmp_path) as link:
+    with CandidateLink("cuda", time.monotonic() + 120) as link:
         remote = Remote(link, "cuda", pool)
         t0 = time.perf_counter()
         print(f"\n  ping {remote.ping_ms():.3f} ms (candidate start {time.perf_counter() - t0:.1f} s)")
