@@ -72,8 +72,8 @@ class Summary(BaseModel):
         default_factory=dict, description="Precision policy -> the flags it set on both sides, for the "
         "policies the rows were judged and timed under (one, unless rows of several benches were merged)")
     baselines_in: dict[str, int] = Field(
-        default_factory=dict, description="Where the GPU rows' baselines were timed (eval/baselines.py) -> "
-        "rows; 'judge' also counts rows that did not record it")
+        default_factory=dict, description="Where the GPU rows' baselines were timed "
+        "(eval/judge/baselines.py) -> rows; 'judge' also counts rows that did not record it")
 
 
 def p_label(p: float) -> str:

@@ -66,7 +66,7 @@ class ResultRow(BaseModel):
     eager_ms: float | None = None
     compile_ms: float | None = None
     baselines_in: str | None = Field(None, description="Where eager and torch.compile were timed "
-                                     "(eval/baselines.py): process, process+judge or judge; None in "
+                                     "(eval/judge/baselines.py): process, process+judge or judge; None in "
                                      "rows written before it was recorded (the judge)")
     speedup_vs_eager: float | None = None
     speedup_vs_compile: float | None = None

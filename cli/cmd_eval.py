@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from .main import UsageError
 
     if args.sandbox_report:
-        from ..eval.sandbox_report import report
+        from ..eval.sandbox.report import report
 
         print("\n".join(report()))
         return 0

@@ -39,8 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..eval.problem import CandidateError, ProblemError, check_problem_source, read_source
-    from ..eval.profiling import ProfileOptions, profile
     from ..nodes.profiler import op_summary, profile_from_result, static_profile, static_work
+    from ..profiling.profile import ProfileOptions, profile
     from ..state.records import source_hash
     from .main import UsageError
 

@@ -2,7 +2,7 @@
 
 Cheap checks run here (the problem's shape, the candidate's syntax and static checks); the
 candidate itself only ever runs in a child process inside the OS sandbox (eval/child.py and
-eval/sandbox.py: an allowlisted environment, no network, a read-only file system but its scratch
+eval/sandbox/layers.py: an allowlisted environment, no network, a read-only file system but its scratch
 folder, rlimits, every descendant killed at the end), and the problem's folder not importable. A
 crash, an illegal memory access or a hang is an outcome, never a dead run. The judge signs its
 result with a per-run key it receives on stdin, so a candidate that writes a result file of its
@@ -14,11 +14,11 @@ from __future__ import annotations
 import ast
 import time
 
-from . import kernel_pin
 from . import precision as P
+from .candidate import kernel_pin
 from .child import JUDGE, run_child
 from .problem import ProblemError, check_problem_source
-from .static_checks import problem_is_fp32, run_static_checks
+from .static.checks import problem_is_fp32, run_static_checks
 from .types import EvalOptions, EvalResult
 
 

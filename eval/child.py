@@ -28,12 +28,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import ceilings, sandbox
-from .judge_main import GO, SPARE_FLAG
-from .signing import verify
+from .judge.main import GO, SPARE_FLAG
+from .sandbox import layers as sandbox
+from .sandbox.signing import verify
+from .timing import ceilings
 
 RESULT_CAP = 16 << 20  # bytes of a result file read back; a real one is a few kB
-JUDGE = "kernelskill.eval.judge_main"
+JUDGE = "kernelskill.eval.judge.main"
 
 
 @dataclass
@@ -165,7 +166,7 @@ def _start(module: str, device: str, timeout_s: float, reference_only: bool,
 def run_child(module: str, request: dict, device: str, timeout_s: float,
               reference_only: bool = False, role: str | None = None) -> ChildRun:
     """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, in the sandbox
-    (eval/sandbox.py: allowlisted environment, namespaces, rlimits, another uid where possible).
+    (eval/sandbox/layers.py: allowlisted environment, namespaces, rlimits, another uid where possible).
 
     The child reads a per-run signing key from stdin and must sign its result with it; on expiry
     of `timeout_s`, and in any case once it exits, it and everything it started are killed.

@@ -79,6 +79,15 @@ def same_values(a: Any, b: Any) -> bool:
     return True
 
 
+def flatten(out: Any, path: str = "out") -> list[tuple[str, Any]]:
+    """Leaves of nested tuples / lists / dicts with a readable path for error messages."""
+    if isinstance(out, (tuple, list)):
+        return [leaf for i, o in enumerate(out) for leaf in flatten(o, f"{path}[{i}]")]
+    if isinstance(out, dict):
+        return [leaf for k in sorted(out, key=str) for leaf in flatten(out[k], f"{path}[{k!r}]")]
+    return [(path, out)]
+
+
 def make_inputs(problem: LoadedProblem, seed: int, device: str,
                 perturb: Callable[[torch.Tensor], torch.Tensor] | None = None,
                 which: int | None = None) -> list[Any]:

@@ -129,7 +129,7 @@ def exec_module(source: str, filename: str, prefix: str,
     """Execute source as a fresh module that is not in sys.modules (so nothing can import it).
     With `guard`, only the module body runs inside it: compiling is the evaluator's own work, and
     the audit hook lets exec run inside the guard nothing but code compiled under the candidate's
-    file name (eval/audit.py)."""
+    file name (eval/candidate/audit.py)."""
     module = types.ModuleType(f"_{prefix}_{uuid.uuid4().hex[:8]}")
     module.__file__ = filename
     # Triton's @jit reads kernel source through inspect/linecache; a module executed from a

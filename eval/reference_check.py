@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .sandbox_env import child_exit
+from .sandbox.env import child_exit
 
 
 def check_reference(problem_source: str, device: str, size: str, precision: str = "default",
@@ -40,7 +40,7 @@ def _one_line(e: BaseException) -> str:
 def _finite(obj: Any) -> bool:
     import torch
 
-    from .compare import flatten
+    from .harness import flatten
     return all(bool(torch.isfinite(t).all()) for _, t in flatten(obj)
                if isinstance(t, torch.Tensor) and t.is_floating_point())
 
@@ -77,7 +77,7 @@ def _check(req: dict[str, Any], progress: Path) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .signing import sign
+    from .sandbox.signing import sign
 
     key = bytes.fromhex(sys.stdin.readline().strip())
     req_path, res_path, progress = (Path(a) for a in (argv or sys.argv[1:]))

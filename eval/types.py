@@ -22,7 +22,7 @@ class EvalOptions:
     baselines: bool = True
     """Time eager and torch.compile in the same worker (torch.compile only on CUDA)."""
     baselines_in: str = "auto"
-    """Where eager and torch.compile are timed (eval/baselines.py): 'process' (a process of their
+    """Where eager and torch.compile are timed (eval/judge/baselines.py): 'process' (a process of their
     own, timed exactly as the candidate is), 'judge' (in the judge, on its own inputs) or 'auto'
     (the process on CUDA, the judge on the CPU, where a timing is never a speedup)."""
     precision: str = "default"
@@ -134,7 +134,7 @@ class EvalResult:
     """The judge's peak memory in MiB per stage (load, compile, correctness, timing) and per part
     of a stage (reference: computing the reference's outputs; compare: judging an output); on CUDA
     its allocator's peak plus "device", the card's use by every process sampled at the same points
-    (eval/memory.py); on the CPU the judge process's resident high-water mark."""
+    (eval/judge/memory.py); on the CPU the judge process's resident high-water mark."""
     log_tail: str = ""
     """Last lines of the worker's stderr (warnings, tracebacks) for the repairer."""
 

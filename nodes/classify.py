@@ -41,7 +41,7 @@ IDLE_FRACTION, IDLE_FRACTION_FEW, MANY_LAUNCHES = 0.3, 0.5, 3
 # (a layer norm over 16 rows of 4M floats ran 61x over: one block per row). Without ncu this is
 # the only latency evidence there is.
 LATENCY_HEADROOM = 8.0
-# Our H200's measured ceilings (eval/roofline.py: copy read+write, fp32 cuBLAS matmul, TF32 off);
+# Our H200's measured ceilings (eval/timing/roofline.py: copy read+write, fp32 cuBLAS matmul, TF32 off);
 # static profiles (no GPU) state their floor and ridge point on these.
 REFERENCE_GPU, REFERENCE_BANDWIDTH_GBS, REFERENCE_FP32_TFLOPS = "NVIDIA H200", 4175.0, 50.9
 
@@ -248,7 +248,7 @@ def classify(p: Profile) -> Bottleneck:
 # ---- the signature --------------------------------------------------------------------------
 def label(k: KernelStat) -> str:
     """A kernel in a few words: its structure, else its bare function name."""
-    from ..eval.ncu import base_name
+    from ..profiling.ncu import base_name
 
     return k.structure or base_name(k.name)[:40]
 

@@ -1,7 +1,7 @@
 """Profiler: where the best candidate's time goes, as a typed Profile and a text signature.
 
 On a GPU with Nsight Compute on PATH, the best candidate is profiled in a child process
-(eval/profiling.py: kernel timeline, speed of light, ncu on the dominating kernels) whenever it
+(profiling/profile.py: kernel timeline, speed of light, ncu on the dominating kernels) whenever it
 changed since the last profile and the run's clock allows. Otherwise the reviewer's torch.profiler
 breakdown (no extra run) is used, and without a GPU a static profile is built from the captured
 graph (op names, structures, full-size FLOPs and minimum bytes on the meta device).
@@ -14,8 +14,8 @@ import shutil
 from dataclasses import dataclass
 from typing import Any
 
-from ..eval.profiling import ProfileOptions, ProfileResult, profile
-from ..eval.timeline import KernelTime
+from ..profiling.profile import ProfileOptions, ProfileResult, profile
+from ..profiling.timeline import KernelTime
 from ..state.graph_state import GraphState, Verdict
 from ..state.records import KernelStat, Profile
 from ..state.vocab import Structure
@@ -112,7 +112,7 @@ def static_work(source: str, path: str, size: str = "full") -> tuple[float, floa
     import torch
 
     from ..eval.problem import load_problem
-    from ..eval.roofline import count_work
+    from ..eval.timing.roofline import count_work
 
     try:
         problem = load_problem(source, size, path or "<problem>")
@@ -176,7 +176,7 @@ def finish(p: Profile) -> Profile:
 
 
 def profile_from_result(r: ProfileResult, ops: OpSummary, subject: str | None = None) -> Profile:
-    """The child's measurement (eval/profiling.py) as a Profile."""
+    """The child's measurement (profiling/profile.py) as a Profile."""
     tl = r.timeline
     kernels = [kernel_stat(kt, ops.structures, r.bandwidth_gbs, r.fp32_tflops)
                for kt in (tl.kernels if tl else [])]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
+from kernelskill.eval.judge.worker import Worker
 from kernelskill.eval.types import EvalResult
-from kernelskill.eval.worker import Worker
 from kernelskill.state.records import Candidate, Plan, Problem
 from triton.runtime.autotuner import Autotuner
 

@@ -1,7 +1,7 @@
 """A fork server for the author tests' candidate processes (CPU only).
 
-Each evaluation starts a candidate process (eval/judge_link.py: `python -P -m
-kernelskill.eval.candidate_proc`), and on the 2-core CI machine importing torch and Triton there
+Each evaluation starts a candidate process (eval/judge/link.py: `python -P -m
+kernelskill.eval.candidate.main`), and on the 2-core CI machine importing torch and Triton there
 is ~2 s of CPU, about three quarters of a small evaluation, and the author tests judge
 hundreds of candidates.
 Here one process per test worker imports what a candidate process imports, once, and forks a
@@ -47,7 +47,7 @@ def _die_with_parent() -> None:
 
 # ---- the server (its own process) ------------------------------------------------------------------------
 def _child(msg: dict, fd: int) -> None:
-    """In the forked child: become what `spawn_candidate` starts, then run candidate_proc.main."""
+    """In the forked child: become what `spawn_candidate` starts, then run eval.candidate.main.main."""
     code = 1
     try:
         signal.set_wakeup_fd(-1)
@@ -63,7 +63,7 @@ def _child(msg: dict, fd: int) -> None:
         os.dup2(log, 2)
         os.dup2(fd, 0)
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-        from kernelskill.eval import candidate_proc
+        from kernelskill.eval.candidate import main as candidate_proc
         code = candidate_proc.main()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 1
@@ -77,7 +77,7 @@ def _child(msg: dict, fd: int) -> None:
 
 
 def serve() -> None:
-    from kernelskill.eval import candidate_proc  # noqa: F401 - torch, triton and the candidate side
+    from kernelskill.eval.candidate import main as candidate_proc  # noqa: F401 - torch, triton and the candidate side
     ctl = socket.socket(fileno=0)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from candidate_zygote import Zygote
-from kernelskill.eval import judge_link
+from kernelskill.eval.judge import link as judge_link
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -19,7 +19,7 @@ from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.families.pointwise.template import FusedElementwise
 from kernelskill.authors.builtin.templates.loader import load_templates
 from kernelskill.eval.problem import load_problem
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 from kernelskill.state.records import Candidate, Plan
 
 FAMILY = ("fused-pooling-window", "global-pool-as-row-reduction", "vendor-conv-fused-tail",

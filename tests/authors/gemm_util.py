@@ -13,7 +13,7 @@ from kernelskill.authors.builtin.families.pointwise.template import FusedElement
 from kernelskill.authors.builtin.runtime.gemm import _GEMM_ROW_MIN as ROW_MIN
 from kernelskill.authors.builtin.runtime.gemm_prep import _GEMM_PREP_MIN as PREP_MIN
 from kernelskill.authors.builtin.templates.loader import load_templates
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 from kernelskill.state.records import Candidate, Plan
 
 GEMM_IDS = {"gemm-epilogue-fusion", "gemm-tf32x3-strict-fp32", "gemm-tf32-tensor-cores", "gemm-tile-shapes",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from candidate_zygote import ForkedProc, Zygote
-from kernelskill.eval.judge_link import CandidateLink
+from kernelskill.eval.judge.link import CandidateLink
 
 
 def test_a_forked_candidate_answers_from_its_scratch_and_dies_with_its_link(

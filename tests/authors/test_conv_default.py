@@ -31,7 +31,7 @@ from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.families.conv_pool.layout import CHANNELS_LAST_DIMS
 from kernelskill.eval.problem import load_problem
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 
 def _cl(t: torch.Tensor, only: bool = True) -> bool:

@@ -15,7 +15,7 @@ import torch
 from author_util import author, count_autotuner_runs, problem, templates_used
 from kernelskill.authors.base import AuthorTask
 from kernelskill.eval.problem import exec_module
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 CONV1D = """
 import torch

@@ -37,7 +37,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kernelskill.authors.base import AuthorTask
 from kernelskill.eval.problem import load_problem
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 from kernelskill.state.records import Plan
 
 # ---- window pooling ------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import pytest
 from author_util import author, evaluate, problem
 from kernelskill.authors.base import AuthorError, AuthorTask
 from kernelskill.authors.builtin.emit import assemble_verbatim
-from kernelskill.eval.static_checks import problem_is_fp32, run_static_checks
+from kernelskill.eval.static.checks import problem_is_fp32, run_static_checks
 from kernelskill.eval.types import EvalResult
 from kernelskill.state.records import Candidate, source_hash
 

@@ -15,7 +15,7 @@ from author_util import evaluate
 from gemm_util import EPILOGUES, ROOT, check, gen, prepared, src_of, used
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 # ---- the default template: linear / matmul / bmm + epilogues -------------------------------------
 

@@ -18,7 +18,7 @@ from kernelskill.authors.builtin.runtime import gemm
 from kernelskill.authors.builtin.runtime.gemm import _GEMM_ROW_MIN as ROW_MIN
 from kernelskill.authors.builtin.runtime.gemm_prep import _GEMM_PREP_MIN as PREP_MIN
 from kernelskill.eval.problem import exec_module
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 MATMUL = """
 import torch

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kernelskill.authors.builtin.runtime.gemm_prep import _GEMM_PREP_MIN as PREP_MIN
 from kernelskill.eval.api import evaluate as evaluate_api
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 from kernelskill.eval.types import EvalOptions
 
 PREP_FORMS = [  # (expression, a, b) with {m}, {k}, {n} filled in

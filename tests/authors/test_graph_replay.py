@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 from author_util import evaluate, expr_problem, generate, templates_used
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 

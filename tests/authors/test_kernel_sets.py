@@ -17,7 +17,7 @@ import json
 
 import pytest
 from kernelskill.authors.builtin.author import BuiltinAuthor
-from kernelskill.eval.static_checks import problem_is_fp32, run_static_checks
+from kernelskill.eval.static.checks import problem_is_fp32, run_static_checks
 from record_kernel_sets import RECORDING, ROOT, first_candidate, suite_problems, summary
 
 RECORDED: dict[str, dict[str, list[str]]] = json.loads(RECORDING.read_text())

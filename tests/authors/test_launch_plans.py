@@ -12,7 +12,7 @@ import pytest
 import torch
 from author_util import generate
 from kernelskill.eval.problem import exec_module
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 POINTWISE = """
 import torch

@@ -15,7 +15,7 @@ import torch
 from author_util import count_autotuner_runs, generate
 from kernelskill.eval.harness import seeded
 from kernelskill.eval.problem import exec_module, load_problem
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 PROBLEM = """
 import torch

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from author_util import count_autotuner_runs, generate, templates_used
 from kernelskill.eval.problem import exec_module
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 HEAD = """
 import torch

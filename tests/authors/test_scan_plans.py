@@ -17,7 +17,7 @@ import pytest
 import torch
 from author_util import count_autotuner_runs, expr_problem, generate
 from kernelskill.eval.problem import exec_module
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 
 def _module(expr: str, inputs: str, args: str = "x") -> types.ModuleType:

@@ -17,7 +17,7 @@ import torch
 from author_util import evaluate, expr_problem, generate, templates_used
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAN_TEMPLATES = {"single-pass-block-scan", "associative-scan-combine", "reverse-scan-index-math"}
@@ -251,7 +251,7 @@ GPU_SCANS = [
 def test_scans_on_gpu(expr: str, inputs: str, tmp_path: Path) -> None:
     """Real kernels, autotuning and chunking at large sizes, judged and timed by the evaluator
     (eager and torch.compile baselines included: the speedups are in the printed result)."""
-    from kernelskill.eval.worker import Worker
+    from kernelskill.eval.judge.worker import Worker
 
     src = expr_problem(expr, inputs, args="x, m" if ", torch" in inputs else "x")
     cand = generate(src)

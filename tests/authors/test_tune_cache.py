@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import triton
 from author_util import generate
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 DECORATOR = re.compile(r"@triton\.autotune\((.*?)\)\s*\n@triton\.jit", re.S)

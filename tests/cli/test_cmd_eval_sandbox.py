@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from kernelskill.cli.main import main
-from kernelskill.eval.sandbox_report import report
+from kernelskill.eval.sandbox.report import report
 
 
 def test_sandbox_report_prints_each_layer_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:

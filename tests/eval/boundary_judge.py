@@ -18,9 +18,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kernelskill.eval import sandbox
-from kernelskill.eval.judge_main import _not_dumpable
-from kernelskill.eval.signing import sign
+from kernelskill.eval.judge.main import _not_dumpable
+from kernelskill.eval.sandbox import layers as sandbox
+from kernelskill.eval.sandbox.signing import sign
 
 ATTACKER = str(Path(__file__).with_name("boundary_attacker.py"))
 

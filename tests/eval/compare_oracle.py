@@ -1,4 +1,4 @@
-"""The comparison as it was before it was chunked (eval/compare.py at e830f1b), the tests' oracle:
+"""The comparison as it was before it was chunked (eval/judge/compare.py at e830f1b), the tests' oracle:
 the chunked comparison must reach the same verdict, field for field. Rules added since are written
 here the plain whole-tensor way: the default absolute tolerance times min(1, the RMS of PyTorch's
 finite output), and `skip_nonfinite` (perturbed trials: elements where either reference is
@@ -10,7 +10,8 @@ import math
 from typing import Any
 
 import torch
-from kernelskill.eval.compare import ERROR_MULTIPLE, Verdict, default_tolerance, flatten
+from kernelskill.eval.harness import flatten
+from kernelskill.eval.judge.compare import ERROR_MULTIPLE, Verdict, default_tolerance
 
 
 def compare(out: Any, ref64: Any, ref32: Any, atol: float | None = None,

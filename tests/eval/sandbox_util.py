@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from kernelskill.eval import sandbox as S
 from kernelskill.eval.child import ChildRun, run_child
+from kernelskill.eval.sandbox import layers as S
 
 LAYERS = S.probe()
 

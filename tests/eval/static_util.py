@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from kernelskill.eval.static_checks import StaticFailure, run_static_checks
+from kernelskill.eval.static.checks import StaticFailure, run_static_checks
 
 HEADER = """\
 import torch

@@ -1,4 +1,5 @@
-"""The run-time audit hook and the integrity check (eval/audit.py, eval/integrity.py), both ways.
+"""The run-time audit hook and the integrity check (eval/candidate/audit.py, eval/candidate/integrity.py),
+both ways.
 
 An audit hook cannot be removed, so every case runs in a fresh subprocess: a runner enters the guard,
 executes the "candidate" source compiled under the candidate's file name, and prints the verdict.
@@ -23,11 +24,12 @@ RUNNER = textwrap.dedent("""
     from pathlib import Path
     # What the worker has loaded (torch imports them): the events behind them are the hook's job.
     import ctypes, gc, marshal, pathlib, shutil, socket, subprocess
-    from kernelskill.eval import audit
+    from kernelskill.eval.candidate import audit
     scratch, worker, problem = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     snap = None
     if sys.argv[4] == "integrity":
-        from kernelskill.eval import compare, integrity
+        from kernelskill.eval.judge import compare
+        from kernelskill.eval.candidate import integrity
         snap = integrity.Integrity()
     guard = audit.Guard(scratch, "cand.py", worker_dir=worker, problem_file=problem,
                         after=snap.verify_quick if snap else None)
@@ -188,9 +190,9 @@ def test_patched_tensor_method_is_an_integrity_failure(tmp_path: Path) -> None:
 
 def test_replaced_evaluator_function_is_an_integrity_failure(tmp_path: Path) -> None:
     # The evaluator's comparison, replaced through its (already loaded) module: no audit event.
-    src = "import torch\nimport kernelskill.eval.compare as c\nc.compare = lambda *a, **k: None\n"
+    src = "import torch\nimport kernelskill.eval.judge.compare as c\nc.compare = lambda *a, **k: None\n"
     v = run(tmp_path, src, integrity=True)
-    assert v["check"] == "integrity" and "kernelskill.eval.compare.compare" in v["message"], v
+    assert v["check"] == "integrity" and "kernelskill.eval.judge.compare.compare" in v["message"], v
 
 
 # --- near misses: what legitimate candidates and the libraries they call do ---------------------------

@@ -1,5 +1,5 @@
 """Eager (and, on a GPU, torch.compile) timed in a process of their own by the candidate's protocol
-(eval/baselines.py), and the judge's in-process timing wherever that process cannot run the
+(eval/judge/baselines.py), and the judge's in-process timing wherever that process cannot run the
 reference. On the CPU the timings themselves are never compared: only where they were taken."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from kernelskill.authors.builtin.emit import assemble_verbatim
-from kernelskill.eval import baselines
 from kernelskill.eval.api import evaluate
+from kernelskill.eval.judge import baselines
 from kernelskill.eval.types import EvalOptions, Rejected
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -105,7 +105,7 @@ def test_where_the_baselines_are_timed(where: str, device: str, expected: bool) 
 
 def test_only_the_baseline_process_compiles() -> None:
     # "compile" runs torch.compile's first call outside the guard: never for a candidate.
-    from kernelskill.eval.candidate_proc import Candidate
+    from kernelskill.eval.candidate.main import Candidate
 
     reply = Candidate(sock=None).compile({"cmd": "compile"}, [])
     assert reply["ok"] is False and "baseline process" in reply["error"]
@@ -117,8 +117,8 @@ def test_the_baseline_process_imports_torch_compile_before_its_guard(tmp_path: P
     # hosts) runs beside guarded code. The reference's forward then runs guarded as usual.
     import time
 
-    from kernelskill.eval.judge_link import CandidateLink
-    from kernelskill.eval.warm_imports import WARM_FLAG
+    from kernelskill.eval.judge.link import CandidateLink
+    from kernelskill.eval.timing.warm_imports import WARM_FLAG
 
     with CandidateLink("cpu", time.monotonic() + 120, log_name="baseline.log", args=(WARM_FLAG,),
                        role="baseline") as link:

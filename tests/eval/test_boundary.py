@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from kernelskill.eval.child import ChildRun, run_child
-from kernelskill.eval.sandbox_env import compile_caches
-from kernelskill.eval.sandbox_report import report
+from kernelskill.eval.sandbox.env import compile_caches
+from kernelskill.eval.sandbox.report import report
 from sandbox_util import LAYERS, alive_with, needs
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from kernelskill.eval.static_allow import GATEWAYS
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.allow import GATEWAYS
+from kernelskill.eval.static.checks import run_static_checks
 
 HEAD = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 TAIL = "\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 2.0\n"
@@ -178,7 +178,7 @@ RUNNER = textwrap.dedent("""
     from pathlib import Path
     import ctypes, gc, marshal, pathlib, shutil, socket, subprocess
     import torch, triton, triton.language, torch.utils._pytree
-    from kernelskill.eval import audit, kernel_pin
+    from kernelskill.eval.candidate import audit, kernel_pin
     scratch, worker, problem, source = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.stdin.read()
     kernel_pin.install(kernel_pin.pins(source))
     guard = audit.Guard(scratch, "cand.py", worker_dir=worker, problem_file=problem)

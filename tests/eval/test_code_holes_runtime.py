@@ -1,6 +1,7 @@
 """Files and code the checks never saw (threat class 2), run time: Triton compiles only the kernels the
-static checks read (eval/kernel_pin.py), and every touch of an object the candidate made happens under
-the audit guard (eval/candidate_proc.py init and forward). Each attack computes the right answer or
+static checks read (eval/candidate/kernel_pin.py), and every touch of an object the candidate made happens
+under
+the audit guard (eval/candidate/main.py init and forward). Each attack computes the right answer or
 leaves a marker where the test sees it; before, the swapped kernels passed and the markers appeared.
 The static layer is bypassed here (`_run_worker`), as an attacker past it would be; honest kernels
 (autotuned, heuristics, a jit helper, Triton's own tl.sum) still pass through the real evaluator."""
@@ -29,7 +30,7 @@ COMPILED = textwrap.dedent("""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     from triton.runtime import jit
-    from kernelskill.eval import audit, kernel_pin
+    from kernelskill.eval.candidate import audit, kernel_pin
     src = '''
     import triton
     import triton.language as tl

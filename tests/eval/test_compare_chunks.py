@@ -13,8 +13,8 @@ import pytest
 import torch
 from compare_oracle import changes_across as old_changes_across
 from compare_oracle import compare as old_compare
-from kernelskill.eval.chunks import pieces, take
-from kernelskill.eval.compare import ChangeTracker, Verdict, changes_across, comparable, compare
+from kernelskill.eval.judge.chunks import pieces, take
+from kernelskill.eval.judge.compare import ChangeTracker, Verdict, changes_across, comparable, compare
 
 WHOLE = 1 << 40  # one chunk: the whole tensor at once
 CHUNKS = (1, 3, 7)

@@ -10,7 +10,7 @@ import gc
 import weakref
 
 import torch
-from kernelskill.eval import contract
+from kernelskill.eval.candidate import contract
 
 
 def _freed_without_gc(out_of: object) -> bool:

@@ -12,8 +12,8 @@ import pytest
 import torch
 from kernelskill.eval import harness as H
 from kernelskill.eval.api import _run_worker, evaluate
-from kernelskill.eval.compare import comparable, compare
-from kernelskill.eval.contract import describe, mismatch
+from kernelskill.eval.candidate.contract import describe, mismatch
+from kernelskill.eval.judge.compare import comparable, compare
 from kernelskill.eval.types import EvalOptions, EvalResult
 
 OPTS = EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines=False, timing=False)

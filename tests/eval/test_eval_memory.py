@@ -11,9 +11,9 @@ import pytest
 import torch
 from kernelskill.eval import harness as H
 from kernelskill.eval.api import _run_worker
-from kernelskill.eval.memory import MemoryMeter
+from kernelskill.eval.judge.memory import MemoryMeter
+from kernelskill.eval.judge.worker import Worker
 from kernelskill.eval.types import EvalOptions, EvalResult
-from kernelskill.eval.worker import Worker
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))

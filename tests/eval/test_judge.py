@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from kernelskill.eval import harness as H
 from kernelskill.eval.api import _run_worker
-from kernelskill.eval.timing import escapes_events, implausibly_fast
+from kernelskill.eval.judge.worker import Worker
+from kernelskill.eval.timing.protocol import escapes_events, implausibly_fast
 from kernelskill.eval.types import EvalOptions, EvalResult
-from kernelskill.eval.worker import Worker
 
 PROBLEM = (Path(__file__).resolve().parents[1] / "fixtures" / "relu_scale.py").read_text()
 OPTS = EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines=False)

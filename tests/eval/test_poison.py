@@ -1,4 +1,4 @@
-"""Layer 1 of the poisoning (eval/poison.py): `empty*` tensors made under `poisoned()` read as NaN,
+"""Layer 1 of the poisoning (eval/candidate/poison.py): `empty*` tensors made under `poisoned()` read as NaN,
 except those made while a CUDA graph is being captured, where a fill would be recorded and run on
 every replay (timed runs included). The capture itself needs a GPU: tests/gpu/test_poison_graph.py."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from kernelskill.eval import poison
+from kernelskill.eval.candidate import poison
 
 
 def test_empty_tensors_are_poisoned() -> None:

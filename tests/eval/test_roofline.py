@@ -1,9 +1,9 @@
-"""The speed-of-light matmul rate follows the precision policy (eval/roofline.py)."""
+"""The speed-of-light matmul rate follows the precision policy (eval/timing/roofline.py)."""
 
 import subprocess
 import sys
 
-from kernelskill.eval.roofline import Ceilings, floor_ms
+from kernelskill.eval.timing.roofline import Ceilings, floor_ms
 
 
 def test_strict_floor_counts_a_third_of_each_tensor_core_rate() -> None:
@@ -22,7 +22,7 @@ def test_strict_floor_counts_a_third_of_each_tensor_core_rate() -> None:
 def test_the_flop_count_imports_no_dynamo() -> None:
     # A fresh interpreter: this one may have imported dynamo for another test already.
     code = ("import sys, torch\n"
-            "from kernelskill.eval.roofline import count_work\n"
+            "from kernelskill.eval.timing.roofline import count_work\n"
             "flops, nbytes = count_work(torch.nn.Linear(64, 32), [torch.randn(8, 64)])\n"
             "print(flops, nbytes, 'torch._dynamo' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

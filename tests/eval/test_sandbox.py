@@ -1,4 +1,4 @@
-"""The OS sandbox around the evaluator's children (eval/sandbox.py): what a child can see and touch.
+"""The OS sandbox around the evaluator's children (eval/sandbox/layers.py): what a child can see and touch.
 
 Static checks would reject these programs before they run, so they go straight to the layer
 under test (sandbox_util.child: run_child with a child that execs the request's code). Every
@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kernelskill.eval import sandbox as S
 from kernelskill.eval.child import ChildRun
-from kernelskill.eval.sandbox_report import report
+from kernelskill.eval.sandbox import layers as S
+from kernelskill.eval.sandbox.report import report
 from sandbox_util import LAYERS, NO_OWN_POWERS, child, child_cleaning, needs
 
 pytestmark = pytest.mark.usefixtures("sandbox_child_on_path")
@@ -184,7 +184,7 @@ def test_the_child_never_writes_the_users_gpu_ceilings(monkeypatch: pytest.Monke
     monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
     run = child("""
 import torch
-from kernelskill.eval import roofline
+from kernelskill.eval.timing import roofline
 torch.cuda.get_device_name = lambda *a: 'FakeGPU'  # as if measured on a GPU, on this CPU
 roofline.measure_ceilings = lambda: roofline.Ceilings('FakeGPU', 1.0, 1.0, 0.0, 1.0, 1.0)
 print('CACHE', roofline.cache_dir(), roofline.load_ceilings().gpu)
@@ -204,7 +204,7 @@ def test_report_has_one_line_per_layer() -> None:
 
 def test_ceilings_are_measured_by_a_trusted_child_and_written_by_the_parent(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from kernelskill.eval import ceilings
+    from kernelskill.eval.timing import ceilings
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user"))
     monkeypatch.setattr(ceilings, "_measured", False)

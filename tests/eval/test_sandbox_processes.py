@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kernelskill.eval import sandbox as S
 from kernelskill.eval.child import run_child, stop_all
+from kernelskill.eval.sandbox import layers as S
 from sandbox_util import LAYERS, alive_with, child
 
 pytestmark = pytest.mark.usefixtures("sandbox_child_on_path")
@@ -116,7 +116,7 @@ def test_the_child_dies_with_an_evaluator_that_dies_without_ending_it(tmp_path: 
     evaluator = f"""
 import os, sys
 from pathlib import Path
-from kernelskill.eval import sandbox as S
+from kernelskill.eval.sandbox import layers as S
 if {plain!r}:
     S.probe = lambda: S.Layers()
 run = S.sandboxed_popen([sys.executable, '-c', 'import time; time.sleep(120)', {token!r}],

@@ -1,5 +1,5 @@
 """A project and a venv that live under /tmp: the child's private /tmp shows them, read-only, and
-nothing else of the parent's /tmp (eval/sandbox_paths.tmp_keep, sandbox_init._mask_keeping).
+nothing else of the parent's /tmp (eval/sandbox/paths.tmp_keep, eval.sandbox.supervisor._mask_keeping).
 
 The evaluator runs in a subprocess whose interpreter is a venv under /tmp and whose kernelskill
 is a copy under /tmp; it probes the layers and runs a sandboxed child that reports what it sees.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import kernelskill
 import pytest
-from kernelskill.eval.sandbox_paths import tmp_keep
+from kernelskill.eval.sandbox.paths import tmp_keep
 from sandbox_util import LAYERS, needs
 
 HERE = Path(__file__).resolve().parent
@@ -29,7 +29,7 @@ SKIP = shutil.ignore_patterns(".git", "__pycache__", "tests", "problems", "skill
 EVALUATOR = """
 import json, sys
 import kernelskill
-from kernelskill.eval import sandbox as S
+from kernelskill.eval.sandbox import layers as S
 from kernelskill.eval.child import run_child
 code = '''
 import json, os, kernelskill

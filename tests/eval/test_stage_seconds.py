@@ -67,7 +67,7 @@ def test_the_graph_always_times() -> None:
 
 
 def test_background_imports_finish_and_a_failed_one_is_only_recorded() -> None:
-    from kernelskill.eval.warm_imports import WarmImports, modules_for
+    from kernelskill.eval.timing.warm_imports import WarmImports, modules_for
 
     ok = WarmImports(("json", "colorsys"))
     ok.wait()
@@ -87,7 +87,7 @@ def test_the_switch_interval_is_short_while_any_import_runs_and_restored_after(
     # at the default 5 ms that cost the correctness stage seconds on a GPU.
     import importlib
 
-    from kernelskill.eval import warm_imports as W
+    from kernelskill.eval.timing import warm_imports as W
 
     gate, seen = threading.Event(), []
 

@@ -4,7 +4,7 @@ offending line (marked `# BAD`); every named check has such a case."""
 from __future__ import annotations
 
 import pytest
-from kernelskill.eval.static_checks import CHECKS
+from kernelskill.eval.static.checks import CHECKS
 from static_cheats import CHEATS
 from static_refusals import REFUSALS
 from static_util import assert_flagged, candidate

@@ -1,4 +1,4 @@
-"""The static allowlist (eval/static_allow.py), both ways: each attack is rejected by the named check on
+"""The static allowlist (eval/static/allow.py), both ways: each attack is rejected by the named check on
 its line (marked `# BAD`), each near miss is accepted; names resolve against the real modules, so an
 alias or a constant getattr does not walk around the rule. Attack kinds here are new beyond
 test_static_adversarial.py, test_static_near_misses.py and test_adversarial.py."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from kernelskill.eval.static_allow import chain_problem
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.allow import chain_problem
+from kernelskill.eval.static.checks import run_static_checks
 
 HEAD = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 TAIL = "\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 2.0\n"

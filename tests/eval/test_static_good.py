@@ -4,7 +4,7 @@ and the order failures are reported in."""
 from __future__ import annotations
 
 import pytest
-from kernelskill.eval.static_checks import run_static_checks
+from kernelskill.eval.static.checks import run_static_checks
 from static_util import assert_clean, candidate
 
 GOOD_ELEMENTWISE = '''

@@ -4,7 +4,7 @@ named check has one."""
 from __future__ import annotations
 
 import pytest
-from kernelskill.eval.static_checks import CHECKS
+from kernelskill.eval.static.checks import CHECKS
 from static_util import assert_clean, candidate
 
 NEAR_MISSES = {

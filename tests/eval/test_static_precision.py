@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kernelskill.eval.static_checks import problem_is_fp32, run_static_checks
+from kernelskill.eval.static.checks import problem_is_fp32, run_static_checks
 from static_util import assert_clean, assert_flagged, candidate
 
 FP16_KERNEL = """

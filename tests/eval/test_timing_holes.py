@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 import torch
-from kernelskill.eval import poison
-from kernelskill.eval import remote_timing as RT
 from kernelskill.eval.api import _run_worker
-from kernelskill.eval.judge_io import Forward, Remote
-from kernelskill.eval.judge_link import CandidateLink
-from kernelskill.eval.kernel_names import defined_kernels, judged_kernels
+from kernelskill.eval.candidate import poison
+from kernelskill.eval.judge import remote_timing as RT
+from kernelskill.eval.judge.kernel_names import defined_kernels, judged_kernels
+from kernelskill.eval.judge.link import CandidateLink
+from kernelskill.eval.judge.remote import Forward, Remote
 from kernelskill.eval.problem import load_problem
-from kernelskill.eval.timing import Timer, clock_mismatch, fill_cap
+from kernelskill.eval.timing.protocol import Timer, clock_mismatch, fill_cap
 from kernelskill.eval.types import EvalOptions, EvalResult, Rejected
 
 PROBLEM = (Path(__file__).resolve().parents[1] / "fixtures" / "relu_scale.py").read_text()
@@ -343,7 +343,7 @@ def _claim():
         pass
 '''
 # Plain PyTorch whose process reports a Triton kernel launched (no Triton kernel may run that the
-# source does not decorate: eval/kernel_pin.py).
+# source does not decorate: eval/candidate/kernel_pin.py).
 CLAIMS = cand(f"_claim()\nreturn {RIGHT}", FAKE_KERNEL)
 
 

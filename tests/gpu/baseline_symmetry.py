@@ -4,7 +4,7 @@
 
 Sessions 30-36 (H200): the user's module delivered unchanged (a kept reference) measured
 0.92-0.99x eager, because the candidate is timed in a sandboxed process on inputs the judge writes
-before each run, while eager was timed in the judge on its own inputs. eval/baselines.py times
+before each run, while eager was timed in the judge on its own inputs. eval/judge/baselines.py times
 eager and torch.compile in a process of their own by the candidate's loop. For each problem this
 runs the real evaluator (default policy) on:
   kept/process   the reference verbatim as the candidate, baselines in their process

@@ -3,7 +3,7 @@
     python tests/gpu/boundary_probe.py [--non-dumpable]   (as root, on a GPU host; prints a table)
 
 The judge (this process) owns three buffers and hands each to a child three ways: torch's CUDA IPC
-(`_share_cuda_`, as eval/wire.py did), the driver's legacy IPC handle alone (cuIpcOpenMemHandle,
+(`_share_cuda_`, as eval/candidate/wire.py did), the driver's legacy IPC handle alone (cuIpcOpenMemHandle,
 no /dev/shm reference counter), and a cuMem allocation exported as a POSIX file descriptor
 (inherited like one sent with SCM_RIGHTS). Each child runs under one combination of boundaries:
 its own PID and mount namespaces, another uid, a private /dev/shm, a seccomp filter refusing new
@@ -93,11 +93,12 @@ def _tensor(ptr: int, n: int):
 
 # ---- the child ----------------------------------------------------------------------------------
 def seccomp(variant: str):  # noqa: ANN201 - a module loaded by path
-    """eval/sandbox_seccomp.py's filter ('real'), or a variant: which rule does CUDA need gone?
+    """eval/sandbox/seccomp.py's filter ('real'), or a variant: which rule does CUDA need gone?
     Loaded (as root) before the uid changes; installed by the caller after it."""
     import importlib.util
     import platform
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "eval", "sandbox_seccomp.py")
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "..", "..", "eval", "sandbox", "seccomp.py")
     spec = importlib.util.spec_from_file_location("sandbox_seccomp", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

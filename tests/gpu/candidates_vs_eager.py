@@ -22,9 +22,9 @@ import time
 
 import torch
 import triton
-from kernelskill.eval.compare import compare
+from kernelskill.eval.judge.compare import compare
 from kernelskill.eval.problem import load_problem
-from kernelskill.eval.timing import Timer
+from kernelskill.eval.timing.protocol import Timer
 
 
 def load(path: str):  # noqa: ANN201

@@ -13,8 +13,8 @@ import time
 
 import torch
 import torch.nn.functional as F
-from kernelskill.eval.compare import CHUNK_ELEMENTS, compare
-from kernelskill.eval.wire import shared_like
+from kernelskill.eval.candidate.wire import shared_like
+from kernelskill.eval.judge.compare import CHUNK_ELEMENTS, compare
 
 
 def timed(label: str, fn):  # noqa: ANN001, ANN201

@@ -21,10 +21,10 @@ import torch
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.eval import harness as H
-from kernelskill.eval.compare import compare
+from kernelskill.eval.judge.compare import compare
 from kernelskill.eval.precision import applied, policy
 from kernelskill.eval.problem import load_problem
-from kernelskill.eval.timing import Timer
+from kernelskill.eval.timing.protocol import Timer
 from kernelskill.state.records import Problem
 from torch.profiler import ProfilerActivity, profile
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
-from kernelskill.eval import judge_main
+from kernelskill.eval.judge import main as judge_main
 from kernelskill.eval.types import EvalOptions
 from kernelskill.state.records import Problem
 
@@ -35,8 +35,9 @@ def main() -> None:
     cand = BuiltinAuthor().generate(AuthorTask(problem=problem, device=DEVICE, precision="default"))
     opts = EvalOptions(device=DEVICE, size=SIZE, precision="default")
     with tempfile.TemporaryDirectory(prefix="ks-judge-profile-") as d:
-        os.chmod(d, 0o777)  # the candidate may run as another uid (eval/sandbox.py), as child.py allows
-        # As the sandbox does for a judge (eval/sandbox_env.py): a home in the scratch folder. Under
+        os.chmod(d, 0o777)  # the candidate may run as another uid (eval/sandbox/layers.py), as child.py
+        # allows
+        # As the sandbox does for a judge (eval/sandbox/env.py): a home in the scratch folder. Under
         # the real home the audit policy treats the carried wheel folder (~/.ks-site) as private
         # and refuses the candidate's reads of it (seen on the H200, session 32 call 1).
         os.environ["HOME"] = d

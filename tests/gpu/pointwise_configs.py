@@ -10,7 +10,7 @@ Prints achieved bandwidth per variant (GB/s, read + write); asserts nothing. A d
 
 Session 31 (H200, 2**29 elements): the best plain form matched eager within 1% for copy, silu
 and gelu, while the evaluator timed the built-in gelu candidate at 0.92x eager. So first, each
-forward is timed one call at a time as the evaluator does (eval/timing.Timer: L2 flushed, device
+forward is timed one call at a time as the evaluator does (eval/timing/protocol.Timer: L2 flushed, device
 idle, events around one call), in this process: eager, the raw kernel, the raw kernel allocating
 its output, Triton's compiled kernel launched directly (no binder, no cache lookup), and the
 built-in author's candidate (its launcher's host work on top), each with its host time per call:
@@ -100,7 +100,7 @@ def protocol(x: torch.Tensor, out: torch.Tensor) -> None:
 
     from kernelskill.authors.base import AuthorTask
     from kernelskill.authors.builtin.author import BuiltinAuthor
-    from kernelskill.eval.timing import Timer
+    from kernelskill.eval.timing.protocol import Timer
     from kernelskill.state.records import Problem
 
     src = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"

@@ -33,8 +33,8 @@ def main() -> int:
     t_start = time.time()
 
     import torch
-    from kernelskill.eval.profiling import ProfileOptions, measure, profile, request
     from kernelskill.nodes.profiler import op_summary, profile_from_result
+    from kernelskill.profiling.profile import ProfileOptions, measure, profile, request
 
     cuda = args.device == "cuda"
     size = "full" if cuda else "small"

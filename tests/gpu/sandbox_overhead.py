@@ -40,9 +40,9 @@ def measure(problem_path: str, cand_path: str, poison: bool = False, guard: bool
     import torch
     from kernelskill.eval import harness as H
     from kernelskill.eval import precision as P
-    from kernelskill.eval.poison import poison_cuda_allocator
+    from kernelskill.eval.candidate.poison import poison_cuda_allocator
     from kernelskill.eval.problem import load_candidate, load_problem
-    from kernelskill.eval.timing import Timer
+    from kernelskill.eval.timing.protocol import Timer
 
     class PoisonTimer(Timer):
         def flush_l2(self) -> None:
@@ -57,7 +57,7 @@ def measure(problem_path: str, cand_path: str, poison: bool = False, guard: bool
     timer = PoisonTimer("cuda") if poison else Timer("cuda")
     events: Counter = Counter()
     if guard:
-        from kernelskill.eval import audit
+        from kernelskill.eval.candidate import audit
         new = audit.Guard(Path(cand_path).parent, cand_path).wrap(new)
     with torch.no_grad(), P.applied(P.policy("default")):
         eager = timer.time(ref, sets).median_ms
@@ -83,8 +83,8 @@ def _last_json(text: str) -> dict[str, float] | None:
 def one(problem_path: str) -> None:
     from kernelskill.authors.base import AuthorTask
     from kernelskill.authors.builtin.author import BuiltinAuthor
-    from kernelskill.eval.sandbox import kill_all, sandboxed_popen
-    from kernelskill.eval.sandbox_env import child_env
+    from kernelskill.eval.sandbox.env import child_env
+    from kernelskill.eval.sandbox.layers import kill_all, sandboxed_popen
     from kernelskill.state.records import Problem
 
     src = Path(problem_path).read_text()

@@ -34,8 +34,8 @@ RUNS, WARMUP = 200, 5
 
 def time_calls(fn, inputs, poison_bytes: int = 0, guard=None, sets=None, fresh: bool = False,  # noqa: ANN001
                before=None) -> float:  # noqa: ANN001
-    from kernelskill.eval.poison import poison_cuda_allocator
-    from kernelskill.eval.timing import FLUSH_BYTES
+    from kernelskill.eval.candidate.poison import poison_cuda_allocator
+    from kernelskill.eval.timing.protocol import FLUSH_BYTES
 
     flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     times = []
@@ -93,7 +93,7 @@ def build(problem_path: str, which: str):  # noqa: ANN201
 
 
 def _child(problem_path: str, which: str, inputs, sets, q, conn) -> None:  # noqa: ANN001
-    from kernelskill.eval.timing import touch_pages
+    from kernelskill.eval.timing.protocol import touch_pages
 
     model, _, _ = build(problem_path, which)
     ipc = time_calls(model, inputs)
@@ -113,7 +113,7 @@ def _child(problem_path: str, which: str, inputs, sets, q, conn) -> None:  # noq
 
 def row(problem_path: str, which: str) -> dict[str, float]:
     from kernelskill.eval import precision as P
-    from kernelskill.eval.audit import Guard
+    from kernelskill.eval.candidate.audit import Guard
 
     model, inputs, _ = build(problem_path, which)
     nbytes = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))

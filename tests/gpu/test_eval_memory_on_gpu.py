@@ -91,7 +91,7 @@ def test_an_input_the_old_comparison_could_not_judge_is_evaluated() -> None:
 @pytest.mark.parametrize("ref64_on", ["cuda", "cpu"])
 def test_the_chunked_comparison_needs_about_a_gigabyte_beyond_its_inputs(ref64_on: str) -> None:
     import torch
-    from kernelskill.eval.compare import compare
+    from kernelskill.eval.judge.compare import compare
 
     torch.manual_seed(0)
     ref32 = torch.randn(N, device="cuda")

@@ -47,8 +47,8 @@ def timed(label: str, fn, *args) -> tuple[EvalResult, float]:  # noqa: ANN001
 def test_cuda_ipc_roundtrip(tmp_path: Path) -> None:
     """The transport alone: judge-owned inputs and output slots shared by CUDA IPC, one forward."""
     import torch
-    from kernelskill.eval.judge_io import Remote
-    from kernelskill.eval.judge_link import CandidateLink
+    from kernelskill.eval.judge.link import CandidateLink
+    from kernelskill.eval.judge.remote import Remote
 
     src = HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x.t() * 2.0\n"
     pool = torch.cuda.MemPool()
@@ -87,7 +87,7 @@ def test_pytorch_copy_times_like_eager() -> None:
 
 
 def test_baselines_in_their_own_process() -> None:
-    # eval/baselines.py: eager and torch.compile both timed in the reference's process (session
+    # eval/judge/baselines.py: eager and torch.compile both timed in the reference's process (session
     # 36's first H200 run fell back to the judge for torch.compile: filelock's audit hook).
     r, _ = timed("baselines in process", evaluate, RELU, good(),
                  EvalOptions(device="cuda", size="full", trials=3, timeout_s=300, baselines_in="process"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from kernelskill.eval import poison
+from kernelskill.eval.candidate import poison
 
 pytestmark = pytest.mark.gpu
 

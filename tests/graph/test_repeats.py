@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kernelskill.eval.timing import relative_spread
+from kernelskill.eval.timing.protocol import relative_spread
 from kernelskill.graph.runner import run
 from kernelskill.nodes.reviewer import is_better, reuse_baselines
 from kernelskill.state.graph_state import RunSettings, Verdict

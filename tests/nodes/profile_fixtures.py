@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kernelskill.eval import ncu as N
-from kernelskill.eval.profiling import ProfileResult
-from kernelskill.eval.timeline import Launch, timeline_of
 from kernelskill.nodes.classify import REFERENCE_BANDWIDTH_GBS, REFERENCE_FP32_TFLOPS
 from kernelskill.nodes.profiler import op_summary, profile_from_result, static_work
+from kernelskill.profiling import ncu as N
+from kernelskill.profiling.profile import ProfileResult
+from kernelskill.profiling.timeline import Launch, attach_ncu, timeline_of
 from kernelskill.state.records import Profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def result(name: str, with_ncu: bool = True) -> ProfileResult:
     status = "not run"
     if with_ncu:
         rows = N.parse_csv(ncu_text(name))
-        status = f"ok: {len(rows)} launches, {N.attach_ncu(tl, ls, rows, None)} kernels"
+        status = f"ok: {len(rows)} launches, {attach_ncu(tl, ls, rows, None)} kernels"
     problem = ROOT / PROBLEMS[name]
     flops, nbytes = static_work(problem.read_text(), str(problem))
     bw, peak = REFERENCE_BANDWIDTH_GBS, REFERENCE_FP32_TFLOPS

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from kernelskill.eval.profiling import ProfileOptions, ProfileResult
 from kernelskill.nodes import classify as C
 from kernelskill.nodes import profiler as P
+from kernelskill.profiling.profile import ProfileOptions, ProfileResult
 from kernelskill.skill_index.facts import facts_from_text
 from kernelskill.state.graph_state import GraphState, RunSettings, Verdict
 from kernelskill.state.records import Candidate, KernelStat, Problem, Profile
@@ -250,7 +250,7 @@ def test_cli_profile_on_cpu_prints_json(capsys: pytest.CaptureFixture[str]) -> N
 @pytest.mark.parametrize("stem,want", [("22_softmax_last_dim", "memory-bound"),
                                        ("01_matmul_square", "compute-bound")])
 def test_gpu_profile_of_the_reference(stem: str, want: str) -> None:
-    from kernelskill.eval.profiling import profile
+    from kernelskill.profiling.profile import profile
 
     path = ROOT / "problems" / "level1" / f"{stem}.py"
     r = profile(path.read_text(), None, ProfileOptions(), problem_name=str(path))

@@ -1,0 +1,119 @@
+"""The timing stage: candidate, eager and torch.compile under one protocol, plus speed of light.
+
+The candidate is timed in its own process (remote_timing); eager and torch.compile in the
+baseline process by the same loop (baselines.py), or here in the judge on its own input sets where
+that process is not used; always under the same precision flags.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from .. import harness as H
+from .. import precision as P
+from ..timing import roofline
+from ..timing.protocol import Timer, TimingStats
+from ..types import Rejected
+from . import baselines
+from .remote_timing import time_remote
+
+if TYPE_CHECKING:
+    from .state import JudgeState
+
+# Rationale: three rotating input sets defeat caching by pointer; fewer when the inputs are huge,
+# so the sets never crowd out the model itself. Every run also gets fresh values (remote_timing).
+MAX_SETS, SET_BYTES_BUDGET = 3, 12 << 30
+
+
+def _input_sets(w: JudgeState) -> list[list[Any]]:
+    """The judge's own input sets for baselines timed here, as many as the candidate rotates through."""
+    return [H.make_inputs(w.problem, H.secret_seed(), w.device) for _ in range(_n_sets(w))]
+
+
+def run_timing(w: JudgeState) -> None:
+    r, cuda = w.result, w.device == "cuda"
+    timer = Timer(w.device, budget_s=w.opts.timing_budget_s if cuda else 0.5,
+                  min_runs=10 if cuda else 2, max_runs=200 if cuda else 5)
+    # No import may compete for the GIL with the timed runs: the judge's wall clock per call
+    # bounds the candidate's reported time, and eager's event time includes its launches.
+    with w.part("imports"):
+        w.imports.wait()
+    with w.part("candidate"):
+        cand = time_remote(w, w.remote, timer, _n_sets(w))
+    r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
+    r.idle_ms, r.protocol_ms, r.copy_ms = cand.idle_ms, cand.overhead_ms, cand.copy_ms
+    r.reported_ms = cand.reported_ms  # the candidate process's own clock: a cross-check only
+    if w.opts.work is not None and len(w.opts.work) == 2:  # counted by an earlier evaluation
+        r.flops, r.bytes = (float(v) for v in w.opts.work)
+    else:
+        with P.applied(w.policy), w.part("work"):  # counting runs the reference once: same flags
+            r.flops, r.bytes = roofline.count_work(w.ref, H.clone(w.remote.sets[0].items))
+    if cuda:
+        c = roofline.load_ceilings()
+        # A floor is a lower bound: any TF32 the policy allows (convolutions under `default`) counts.
+        r.floor_ms = roofline.floor_ms(r.flops, r.bytes, c, w.policy.any_tf32)
+        bytes_floor = roofline.bytes_floor_ms(r.bytes, c)
+        if r.runtime_ms < roofline.BELOW_FLOOR_FACTOR * bytes_floor:
+            raise Rejected("timing", f"{r.runtime_ms:.4f} ms is faster than physics allows "
+                           f"(memory floor {bytes_floor:.4f} ms): a timing or correctness bug",
+                           "below_floor")
+    if w.opts.profile and cuda:
+        reply = w.remote.link.request({"cmd": "breakdown", "set": 0})
+        r.kernel_breakdown = [row for row in reply.get("rows") or [] if isinstance(row, dict)][:200]
+    if not w.opts.baselines:
+        return
+    # The candidate has nothing left to do: it ends before the baselines run, so that no work it
+    # left behind (a kernel on another stream, launched after its last timed run) slows them down.
+    w.link.close()
+    _time_baselines(w, timer)
+    if cuda:
+        r.timing_is_cpu = False
+        r.speedup_vs_eager = r.eager_ms / r.runtime_ms if r.runtime_ms else None
+        if r.compile_ms:
+            r.speedup_vs_compile = r.compile_ms / r.runtime_ms
+
+
+def _n_sets(w: JudgeState) -> int:
+    """How many input sets the runs rotate through: three, fewer when the inputs are huge."""
+    per_set = roofline.tensor_bytes(w.remote.sets[0].items)
+    return max(2, min(MAX_SETS, SET_BYTES_BUDGET // max(per_set, 1)))
+
+
+def _time_baselines(w: JudgeState, timer: Timer) -> None:
+    """Eager and torch.compile under the candidate's flags (one policy on both sides): in the
+    baseline process by the candidate's own protocol where it runs (eval/judge/baselines.py), else here."""
+    r, cuda = w.result, w.device == "cuda"
+    found = None
+    if w.baseline_link is not None:
+        with w.part("baselines"):
+            found = baselines.time_in_process(w, w.baseline_link, timer, _n_sets(w))
+    if found is not None:
+        r.eager_ms, r.compile_ms, r.baselines_in = found.eager_ms, found.compile_ms, found.where
+        if found.where == baselines.PROCESS:
+            return
+    with w.part("inputs"):
+        sets = _input_sets(w)
+    with P.applied(w.policy):
+        if found is None:
+            with w.part("eager"):
+                r.eager_ms = timer.time(w.ref, sets).median_ms
+            r.baselines_in = baselines.JUDGE
+        if cuda:
+            with w.part("torch_compile"):
+                r.compile_ms = _time_compiled(w, timer, sets)
+
+
+def _time_compiled(w: JudgeState, timer: Timer, sets: list[list[Any]]) -> float | None:
+    try:
+        compiled = torch.compile(w.ref)
+        with torch.no_grad():
+            compiled(*sets[0])  # compile outside the timed region (inductor caches it on disk)
+        stats: TimingStats = timer.time(compiled, sets)
+        return stats.median_ms
+    except Exception as e:  # a baseline that fails to compile is reported, not fatal
+        print(f"torch.compile baseline failed: {type(e).__name__}: {e}", flush=True)
+        return None
+
+

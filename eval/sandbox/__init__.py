@@ -1,0 +1,1 @@
+"""The OS layers around every child process, and the signature on its result."""

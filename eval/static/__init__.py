@@ -1,0 +1,1 @@
+"""The static checks, before any candidate code runs (standard library only)."""

@@ -1,0 +1,1 @@
+"""Measuring a forward: the timing protocol both processes follow, speed of light, GPU ceilings."""

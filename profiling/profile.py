@@ -1,0 +1,332 @@
+"""Where a forward's GPU time goes: kernel timeline, speed of light and Nsight Compute, in a child.
+
+    result = profile(problem_source, candidate_source_or_None, ProfileOptions())
+
+One child process in the evaluator's sandbox (`child.run_child`: no secrets, own process group,
+killed at the deadline) profiles the candidate, or the reference when there is none:
+build and warm up -> a torch.profiler timeline of one forward (each kernel's time, launches,
+grid, idle gaps) -> CUDA-event timing -> minimum bytes, FLOPs and the floor -> when `ncu` is on
+PATH and time is left, Nsight Compute on one more forward of the dominating kernels. ncu gets
+a process of its own (`ncu ... python -m kernelskill.profiling.profile --ncu-target REQ`) because
+torch.profiler records no kernels inside an ncu-profiled process. A profile is advice, not a
+verdict: nothing here certifies correctness (that is `api.evaluate`).
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import json
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from ..eval import precision
+from ..eval.child import run_child
+from ..eval.problem import CandidateError, ProblemError, check_problem_source, load_candidate, load_problem
+from ..eval.sandbox.env import child_exit
+from ..eval.sandbox.signing import sign
+from ..eval.static.checks import problem_is_fp32, run_static_checks
+from . import ncu as N
+from .timeline import (
+    KernelTime,
+    Launch,
+    Timeline,
+    attach_ncu,
+    launches_from_trace,
+    ncu_selection,
+    timeline_of,
+)
+
+# Rationale: ncu needs ~5 s before its first profiled kernel (its own start, Python and torch
+# import, CUDA context, model build, warm-up); with less time left it would profile nothing.
+NCU_MIN_S = 6.0
+# Seconds the parent waits past the budget (interpreter start, imports) before killing the child.
+GRACE_S = 10.0
+
+
+@dataclass
+class ProfileOptions:
+    device: str = "cuda"
+    """'cuda'; on 'cpu' only the CPU time, FLOPs and bytes are measured (tests, plumbing)."""
+    size: str = "full"
+    precision: str = "default"
+    """The precision policy the model runs under (eval/precision.py)."""
+    seed: int = 0
+    budget_s: float = 25.0
+    """Whole profile (start, timeline, timing, ncu); ncu is skipped when it cannot fit."""
+    ncu: bool = True
+    """Run Nsight Compute when `ncu` is on PATH."""
+    ncu_launches: int = 8
+    """At most this many launches are profiled by ncu, the dominating kernels first."""
+    timing_budget_s: float = 0.5
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProfileOptions:
+        return cls(**{k: v for k, v in data.items() if k in {f.name for f in fields(cls)}})
+
+
+@dataclass
+class ProfileResult:
+    ok: bool = False
+    stage: str = "load"
+    reason: str | None = None
+    usage_error: bool = False
+    device: str = "cuda"
+    subject: str = "reference"
+    """'candidate' or 'reference': what was profiled."""
+    size: str = "full"
+    precision_policy: str = "default"
+    gpu_name: str | None = None
+    runtime_ms: float | None = None
+    """Median CUDA-event time per forward, L2 flushed (CPU wall time on 'cpu')."""
+    flops: float | None = None
+    bytes: float | None = None
+    floor_ms: float | None = None
+    bandwidth_gbs: float | None = None
+    fp32_tflops: float | None = None
+    sm_count: int | None = None
+    timeline: Timeline | None = None
+    ncu_status: str = "not run"
+    ncu_s: float | None = None
+    elapsed_s: float | None = None
+    """Seconds inside the child, from its request to its result."""
+    wall_s: float | None = None
+    """Seconds the parent waited, interpreter start and imports included: the cost of a profile."""
+    log_tail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProfileResult:
+        known = {f.name for f in fields(cls)}
+        out = cls(**{k: v for k, v in data.items() if k in known and k != "timeline"})
+        if tl := data.get("timeline"):
+            kernels = [KernelTime(**{**k, "ncu": N.NcuKernel(**k["ncu"]) if k.get("ncu") else None})
+                       for k in tl["kernels"]]
+            out.timeline = Timeline(**{**tl, "kernels": kernels})
+        return out
+
+
+# ---- the parent side --------------------------------------------------------------------
+def profile(problem_source: str, candidate_source: str | None = None, options: ProfileOptions | None = None,
+            *, problem_name: str = "problem.py", candidate_name: str = "candidate.py") -> ProfileResult:
+    """Profile the candidate (or the reference) in one sandboxed child within `budget_s`."""
+    opts = options or ProfileOptions()
+    r = ProfileResult(device=opts.device, size=opts.size, subject="reference" if candidate_source is None
+                      else "candidate", precision_policy=opts.precision)
+    try:
+        check_problem_source(problem_source, problem_name)
+        if candidate_source is not None:
+            ast.parse(candidate_source, filename=candidate_name)
+    except ProblemError as e:
+        r.usage_error, r.reason = True, str(e)
+        return r
+    except SyntaxError as e:
+        r.reason = f"{candidate_name}:{e.lineno}: syntax error: {e.msg}"
+        return r
+    if candidate_source is not None and (bad := run_static_checks(
+            candidate_source, fp32_problem=problem_is_fp32(problem_source), precision=opts.precision)):
+        r.stage, r.reason = "static", f"{bad[0].message} (the evaluator would reject this candidate)"
+        return r
+    run = run_child("kernelskill.profiling.profile", request(problem_source, candidate_source, opts,
+                                                          problem_name, candidate_name),
+                    opts.device, opts.budget_s + GRACE_S)
+    if run.payload is None:
+        r.stage, r.log_tail, r.wall_s = run.stage, run.log_tail, run.elapsed_s
+        r.reason = (f"timed out after {opts.budget_s + GRACE_S:g} s during {run.stage}" if run.timed_out
+                    else f"profiler crashed during {run.stage} {run.crash_reason()}")
+        return r
+    out = ProfileResult.from_dict(run.payload)
+    out.log_tail, out.wall_s = run.log_tail, run.elapsed_s
+    return out
+
+
+def request(problem_source: str, candidate_source: str | None, opts: ProfileOptions,
+            problem_name: str = "problem.py", candidate_name: str = "candidate.py") -> dict[str, Any]:
+    """What the child (or `measure`, called in-process on trusted code) is asked to do."""
+    return {"problem_source": problem_source, "candidate_source": candidate_source,
+            "problem_name": problem_name, "candidate_name": candidate_name,
+            "options": asdict(opts), "deadline": time.time() + opts.budget_s}
+
+
+# ---- the child side ---------------------------------------------------------------------
+def measure(req: dict[str, Any], progress: Path | None = None, scratch: Path | None = None) -> ProfileResult:
+    """Everything the child does; also callable in-process on trusted code (the suite script)."""
+    import torch
+
+    from ..eval.timing import roofline
+    from ..eval.timing.protocol import Timer
+
+    opts = ProfileOptions.from_dict(req["options"])
+    started, deadline = time.time(), float(req.get("deadline") or time.time() + opts.budget_s)
+    scratch = scratch or Path.cwd()
+    cuda = opts.device == "cuda"
+    r = ProfileResult(device=opts.device, size=opts.size, subject="reference" if req["candidate_source"]
+                      is None else "candidate", precision_policy=opts.precision)
+
+    def stage(name: str) -> None:
+        r.stage = name
+        if progress is not None:
+            progress.write_text(name)
+
+    try:
+        stage("load")
+        if cuda and not torch.cuda.is_available():
+            raise ProblemError("CUDA requested but no GPU is visible to PyTorch; use --device cpu")
+        ref, model, inputs = _build(req, opts)
+        stage("timeline")
+        launches: list[Launch] = []
+        with torch.no_grad(), precision.applied(precision.policy(opts.precision)):
+            for _ in range(2):  # warm-up: Triton compiles, cuBLAS/cuDNN pick their algorithms
+                model(*inputs)
+            if cuda:
+                torch.cuda.synchronize()
+                r.gpu_name = torch.cuda.get_device_name()
+                r.sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+                launches = record_launches(model, inputs, scratch / "trace.json")
+                r.timeline = timeline_of(launches)
+            stage("timing")
+            timer = Timer(opts.device, budget_s=opts.timing_budget_s, min_runs=5 if cuda else 2, max_runs=100)
+            r.runtime_ms = timer.time(model, [inputs], warmup=1).median_ms
+        stage("work")
+        r.flops, r.bytes = roofline.count_work(ref, inputs)
+        if cuda:
+            c = roofline.load_ceilings()
+            r.floor_ms = roofline.floor_ms(r.flops, r.bytes, c)
+            r.bandwidth_gbs, r.fp32_tflops = c.bandwidth_gbs, c.fp32_tflops
+        del ref, model, inputs, timer
+        gc.collect()
+        if cuda:
+            torch.cuda.empty_cache()  # the ncu process needs the memory
+        r.ncu_status = "disabled" if not opts.ncu else "no GPU" if not cuda else "ncu not found on PATH"
+        if cuda and opts.ncu and (exe := shutil.which("ncu")) and r.timeline is not None:
+            stage("ncu")
+            t = time.time()
+            r.ncu_status = run_ncu(exe, req, opts, launches, r.timeline, deadline, scratch)
+            r.ncu_s = round(time.time() - t, 2)
+        r.ok = True
+        stage("done")
+    except ProblemError as e:
+        r.usage_error, r.reason = True, str(e)
+    except CandidateError as e:
+        r.reason = str(e)
+    except Exception as e:  # a candidate that fails here failed its evaluation too: report, not crash
+        r.reason = f"{type(e).__name__}: {' '.join(str(e).split())[:400]}"
+    r.elapsed_s = round(time.time() - started, 2)
+    return r
+
+
+def _build(req: dict[str, Any], opts: ProfileOptions, need_ref: bool = True) -> tuple[Any, Any, list[Any]]:
+    """(reference, the model to profile, inputs); the reference is None when not needed."""
+    from ..eval import harness as H
+
+    problem = load_problem(req["problem_source"], opts.size, req["problem_name"])
+    cand = req["candidate_source"]
+    ref = H.build(problem.model_cls, problem, opts.seed, opts.device) if need_ref or cand is None else None
+    model = ref
+    if cand is not None:
+        module = load_candidate(cand, req["candidate_name"])
+        model = H.build(module.ModelNew, problem, opts.seed, opts.device)
+    return ref, model, H.make_inputs(problem, opts.seed, opts.device)
+
+
+def record_launches(model: Any, inputs: list[Any], trace_path: Path) -> list[Launch]:
+    """One forward under torch.profiler (CUDA activity only: least host overhead), L2 flushed first."""
+    import torch
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from ..eval.timing.protocol import FLUSH_BYTES
+
+    torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda").zero_()
+    torch.cuda.synchronize()
+    with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+        model(*inputs)
+        torch.cuda.synchronize()
+    try:
+        prof.export_chrome_trace(str(trace_path))
+        launches = launches_from_trace(json.loads(trace_path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        launches = []
+    if not launches:  # older Kineto traces: names and times only
+        launches = sorted((Launch(e.name, float(e.time_range.start), float(e.device_time))
+                           for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+                           and e.device_time > 0), key=lambda x: x.start_us)
+    return launches
+
+
+def run_ncu(exe: str, req: dict[str, Any], opts: ProfileOptions, launches: list[Launch], tl: Timeline,
+            deadline: float, scratch: Path) -> str:
+    """Nsight Compute on one forward in a grandchild; attaches metrics to `tl`; returns a status."""
+    regex, count = ncu_selection(launches, tl, opts.ncu_launches)
+    target = scratch / "ncu_request.json"
+    out = scratch / "ncu.csv"
+    for metrics in (True, False):
+        left = deadline - time.time() - 0.5
+        if left < NCU_MIN_S:
+            return f"skipped: {max(left, 0):.0f} s of the budget left, ncu needs ~{NCU_MIN_S:g}"
+        target.write_text(json.dumps(req))
+        cmd = N.command(exe, [sys.executable, "-P", "-m", "kernelskill.profiling.profile", "--ncu-target",
+                              str(target)], kernel_regex=regex, launch_count=count, metrics=metrics)
+        try:
+            with open(out, "wb") as f:
+                proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=scratch, timeout=left)
+        except subprocess.TimeoutExpired:
+            return f"timed out after {left:.0f} s"
+        text = out.read_text(errors="replace")
+        rows = N.parse_csv(text)
+        if rows:
+            got = attach_ncu(tl, launches, rows, regex)
+            return f"ok: {len(rows)} launches, {got} kernels" + ("" if metrics else " (sections only)")
+        if not (metrics and N.unknown_metric(text)):
+            return N.failure(text) or f"no kernel profiled (ncu exit code {proc.returncode})"
+    return "no kernel profiled"
+
+
+def _ncu_target(path: Path) -> int:
+    """Inside ncu: build, warm up, then exactly one forward between cudaProfilerStart and Stop."""
+    import torch
+
+
+    req = json.loads(path.read_text())
+    path.unlink()
+    opts = ProfileOptions.from_dict(req["options"])
+    _, model, inputs = _build(req, opts, need_ref=False)
+    with torch.no_grad(), precision.applied(precision.policy(opts.precision)):
+        for _ in range(2):
+            model(*inputs)
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        model(*inputs)
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argv if argv is not None else sys.argv[1:]
+    if args[:1] == ["--ncu-target"]:
+        return _ncu_target(Path(args[1]))
+    key = bytes.fromhex(sys.stdin.readline().strip())  # before any problem or candidate code runs
+    req_path, res_path, progress = (Path(a) for a in args)
+    req = json.loads(req_path.read_text())
+    req_path.unlink()
+    try:
+        result = measure(req, progress)
+    except BaseException as e:  # a harness error is still an outcome
+        traceback.print_exc()
+        result = ProfileResult(stage=progress.read_text().strip(), reason=f"profiler error: {e!r}"[:400])
+    body = json.dumps(result.to_dict())
+    res_path.write_text(json.dumps({"result": body, "mac": sign(key, body)}))
+    return 0
+
+
+if __name__ == "__main__":
+    child_exit(main())
