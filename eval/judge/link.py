@@ -40,13 +40,19 @@ def deadline(request: dict[str, Any], timeout_s: float) -> float:
     return time.monotonic() + (deadline_unix - time.time()) - DEADLINE_MARGIN_S
 
 
-def candidate_env(device: str, scratch: Path) -> dict[str, str]:
-    """The candidate process's environment (sandbox.env.child_env: an allowlist), on the CPU
-    with OpenMP waiting passively."""
-    env = child_env(device, scratch)
+def _extra_env(device: str) -> dict[str, str]:
+    """What a candidate process's environment has beyond sandbox.env.child_env's allowlist: no
+    bytecode written (the packages are read-only to it, and a failed __pycache__ write inside the
+    guard is a refused change outside its scratch folder); on the CPU, OpenMP waiting passively."""
+    extra = {"PYTHONDONTWRITEBYTECODE": "1"}
     if device == "cpu":
-        env["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
-    return env
+        extra["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
+    return extra
+
+
+def candidate_env(device: str, scratch: Path) -> dict[str, str]:
+    """The candidate process's whole environment (a fork server in the tests starts it so)."""
+    return child_env(device, scratch) | _extra_env(device)
 
 
 def spawn_candidate(sock: socket.socket, scratch: Path, device: str, log: Path,
@@ -56,13 +62,8 @@ def spawn_candidate(sock: socket.socket, scratch: Path, device: str, log: Path,
     seccomp filter), `sock` its stdin and its one descriptor of ours, `scratch` its working
     directory and the one folder it writes, output to `log` (inside `scratch`)."""
     cmd = [sys.executable, "-P", "-m", "kernelskill.eval.candidate.main", *args]
-    # No bytecode written: the packages are read-only to it, and a failed __pycache__ write inside
-    # the guard is a refused change outside its scratch folder.
-    extra = {"PYTHONDONTWRITEBYTECODE": "1"}
-    if device == "cpu":
-        extra["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
     with open(log, "wb") as logf:
-        return sandbox.sandboxed_popen(cmd, scratch, device, role=role, extra_env=extra,
+        return sandbox.sandboxed_popen(cmd, scratch, device, role=role, extra_env=_extra_env(device),
                                        stdin=sock, stdout=logf, stderr=subprocess.STDOUT)
 
 
