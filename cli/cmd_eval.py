@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..eval.types import EvalOptions, EvalResult
-from .options import add_device_arguments, add_precision_arguments, precision_of, resolve_device
+from .options import add_device_arguments, add_precision_arguments, precision_of, require_gpu, resolve_device
 
 EXAMPLES = ("kernelskill eval problems/level1/11_gelu.py my_candidate.py --device cpu --trials 2",)
 
@@ -48,12 +48,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("needs a PROBLEM and a CANDIDATE file (or --sandbox-report)")
     if args.trials < 1:
         raise UsageError("--trials must be at least 1")
+    device, size = resolve_device(args.device, args.size)
+    require_gpu(device)
     try:
         problem = read_source(args.problem, "problem")
         candidate = read_source(args.candidate, "candidate")
     except (ProblemError, CandidateError) as e:
         raise UsageError(str(e)) from None
-    device, size = resolve_device(args.device, args.size)
     opts = EvalOptions(device=device, size=size, trials=args.trials, timeout_s=args.timeout,
                        baselines=not args.no_baselines, baselines_in=args.baselines_in,
                        precision=precision_of(args) or "default")

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .options import add_device_arguments, add_precision_arguments, precision_of, resolve_device
+from .options import add_device_arguments, add_precision_arguments, precision_of, require_gpu, resolve_device
 
 EXAMPLES = (
     "kernelskill optimize problems/level2/01_linear_gelu_scale.py --device cpu --rounds 2",
@@ -87,13 +87,7 @@ def _fresh(args: argparse.Namespace, source: str, precision: str | None, cfg: An
     from .resume import absolute
 
     device, size = resolve_device(args.device, args.size)
-    if device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():  # say so now, not after a run that can only keep the reference
-            from .main import UsageError
-
-            raise UsageError("CUDA requested but no GPU is visible to PyTorch; use --device cpu")
+    require_gpu(device)  # now, not after a run that can only keep the reference
     cfg = cfg.override("run", device=device, size=size, author=args.author, rounds=args.rounds,
                        precision=precision)
     cfg = cfg.override("llm", model=args.model, base_url=args.base_url)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .options import add_device_arguments, add_precision_arguments, precision_of, resolve_device
+from .options import add_device_arguments, add_precision_arguments, precision_of, require_gpu, resolve_device
 
 if TYPE_CHECKING:
     from ..state.records import Profile
@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     precision = precision_of(args) or "default"  # checked before anything runs
     device, size = resolve_device(args.device, args.size)
+    require_gpu(device)
     if device == "cpu":
         size = args.size or "full"  # shapes only (meta device): full sizes cost nothing
     started = time.time()

@@ -96,9 +96,17 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, object]:
 def interruptible() -> None:
     """Ctrl-C (SIGINT) raises KeyboardInterrupt: the one way a run stops with nothing lost (children
     killed, the resume command printed), also in a process started with SIGINT ignored, as
-    `cmd &` in a script starts it (Python then installs no handler). Main thread only."""
+    `cmd &` in a script starts it (Python then installs no handler). SIGTERM (what `kill` and a
+    scheduler send) and SIGHUP (a closed terminal) stop it the same way: by default they end the
+    process with no resume command and no output folder. Main thread only."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _as_interrupt)
+
+
+def _as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,6 +33,18 @@ def precision_of(args: argparse.Namespace) -> str | None:
         raise UsageError(str(e)) from None
 
 
+def require_gpu(device: str) -> None:
+    """A one-line usage error, before any work, when `device` is cuda and PyTorch sees no GPU
+    (not after seconds of starting a judge, nor behind a static-check verdict)."""
+    if device == "cuda":
+        import torch
+
+        from .main import UsageError
+
+        if not torch.cuda.is_available():
+            raise UsageError("CUDA requested but no GPU is visible to PyTorch; use --device cpu")
+
+
 def resolve_device(device: str | None, size: str | None) -> tuple[str, str]:
     """The device given, else cuda when a GPU is visible; the size given, else full on cuda, small on cpu."""
     if device is None:

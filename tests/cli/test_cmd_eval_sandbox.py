@@ -15,3 +15,4 @@ def test_sandbox_report_prints_each_layer_and_exits_0(capsys: pytest.CaptureFixt
 def test_eval_without_files_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval"]) == 2
     assert "needs a PROBLEM and a CANDIDATE" in capsys.readouterr().err
+

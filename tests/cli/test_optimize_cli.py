@@ -74,6 +74,23 @@ def test_ctrl_c_prints_a_complete_resume_command_that_keeps_every_option(tmp_pat
     assert not (tmp_path / "elsewhere").exists()
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_a_run_as_ctrl_c_does(tmp_path: Path, sig: signal.Signals) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from kernelskill.cli.main import main; "
+                             "sys.exit(main())", "optimize", str(PROBLEM), "--device", "cpu", "--rounds",
+                             "1", "--thread", "t-term"], cwd=tmp_path, env=_env(tmp_path), text=True,
+                            stderr=subprocess.PIPE)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        line = proc.stderr.readline()
+        if line.startswith("generator:") or not line:
+            break
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert re.search(r"resume with `kernelskill optimize [^`]*--thread t-term", err), err
+
+
 BROKEN = (ROOT / "tests" / "fixtures" / "broken_reference.py").read_text()
 
 NAN = BROKEN.replace("return x @ torch.ones(3, 5)", "return torch.log(x - 10.0)")
