@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
@@ -153,8 +153,3 @@ def span_bytes(shape: list[int], stride: list[int], itemsize: int, offset: int =
         return offset * itemsize
     return (offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))) * itemsize
 
-
-def spec_of(t: Any) -> dict[str, Any]:
-    """The part of a wire spec that says how to rebuild `t` over its block."""
-    return {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-            "stride": list(t.stride()), "offset": t.storage_offset()}

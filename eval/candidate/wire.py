@@ -12,6 +12,7 @@ descriptors (it needs the judge's uid and /dev/shm on the other side).
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import socket
 import struct
@@ -99,8 +100,6 @@ _BLOCK = "_kernelskill_cumem_block"  # the cuMem allocation behind a judge's sha
 def export(t: torch.Tensor, fds: list[int]) -> dict[str, Any]:
     """A handle to the judge's shared tensor `t` (from `shared_like`); its descriptor, a new one
     owned by the message, goes to `fds`."""
-    import os
-
     storage = t.untyped_storage()
     spec = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
             "stride": list(t.stride()), "offset": t.storage_offset(), "device": t.device.type}

@@ -14,11 +14,9 @@ host lacks it (`report.report()`, `kernelskill eval --sandbox-report`, lists the
   user's home empty but for the folders the child imports from, credential and cache paths
   hidden, /run without its sockets, a private /tmp (but for the import folders that live there),
   only the scratch folder writable. Which paths are hidden and kept: paths.py.
-- uid: as root, the child runs as `nobody` when the interpreter, torch, triton and kernelskill
-  are readable by it; else `caps`: uid 0 with every capability dropped.
-- rlimits: no core files, bounded open files, file size (so the log too), CPU time and, on
-  device 'cpu' only, address space (CUDA reserves huge virtual ranges); processes when the uid
-  is dropped (the limit counts every process of the uid).
+- uid / caps / seccomp: by role (env.ROLES): a candidate runs under another uid, or as uid 0
+  without capabilities, and under seccomp.py's filter; the judge keeps the caller's identity.
+- rlimits: core, open files, file size, CPU time, address space on 'cpu', processes per uid.
 The supervisor (supervisor.py) reaps and kills what the child leaves; the parent's wall clock
 kills the supervisor's namespace, session and every process carrying the run's token.
 """
@@ -37,7 +35,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .env import (
@@ -83,9 +81,13 @@ class Layers:
             ({"caps"} if self.drop_caps else set()) | ({"seccomp"} if self.seccomp else set())
 
     def to_json(self) -> str:
-        return json.dumps({"namespaces": sorted(self.namespaces), "uid": self.uid,
-                           "drop_caps": self.drop_caps, "seccomp": self.seccomp,
-                           "missing": self.missing})
+        return json.dumps({**asdict(self), "namespaces": sorted(self.namespaces)})
+
+    def identity(self, role: Role) -> tuple[int | None, bool]:
+        """(the uid `role` runs as, whether it drops every capability) on this host: its uid where
+        the uid layer works, else uid 0 without capabilities; the judge (no uid) keeps the caller's."""
+        uid = role.uid if self.uid is not None else None
+        return uid, self.drop_caps and role.uid is not None
 
     @staticmethod
     def from_json(text: str) -> Layers:
@@ -119,12 +121,12 @@ def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bo
           lifeline_fd: int | None = None, env: dict[str, str] | None = None,
           role: Role = ROLES["child"]) -> str:
     env = env if env is not None else dict(os.environ)
-    uid = role.uid if layers.uid is not None else None
+    uid, drop_caps = layers.identity(role)
     writable = _ready_caches(uid) if role.shared_caches else []
     return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(),
                        "uid": uid, "masks": view_masks(env, role.minimal_view), "writable": writable,
                        "tmp_keep": tmp_keep(env, scratch, writable), "gid": uid,
-                       "drop_caps": layers.drop_caps and role.uid is not None,
+                       "drop_caps": drop_caps,
                        "seccomp": layers.seccomp and role.seccomp,
                        "private_shm": mount and role.private_shm, "rlimits": rlimits,
                        "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd,
@@ -141,13 +143,14 @@ def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, cod
             os.chown(tmp, uid, uid)
         r, w = os.pipe()
         try:
-            role = Role("probe", uid if uid is not None else (0 if caps else None), False, seccomp, False)
+            # Unprivileged, as `uid` (that uid) or `caps` (uid 0 without capabilities) allow.
+            role = Role("probe", uid if uid is not None else NOBODY, False, seccomp, False)
             spec = _spec(Layers(uid=uid, drop_caps=caps, seccomp=seccomp), tmp, w, {}, mount, role=role)
             return _runs([*prefix, sys.executable, "-I", "-S", INIT, spec, "--", sys.executable, "-I",
                           "-S", "-c", code], cwd=tmp, pass_fds=(w,))
         finally:
-            os.close(r)
-            os.close(w)
+            for fd in (r, w):
+                os.close(fd)
 
 
 @functools.cache
@@ -197,12 +200,9 @@ def probe() -> Layers:
         else:
             uid = NOBODY
             missing["caps"] = f"not needed: uid {NOBODY} holds none"
-    seccomp = False
     if why := _seccomp_why():
         missing["seccomp"] = why
-    else:
-        seccomp = True
-    return Layers(frozenset(namespaces), uid, caps, seccomp, missing)
+    return Layers(frozenset(namespaces), uid, caps, not why, missing)
 
 
 _SOCKET_REFUSED = ("import socket, sys\ntry:\n    socket.socket(socket.AF_INET)\nexcept PermissionError:\n"
@@ -304,7 +304,7 @@ def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: fl
     if not reference_only:
         _warn_once(layers)
     token = secrets.token_hex(16)
-    uid = who.uid if layers.uid is not None else None
+    uid, _ = layers.identity(who)
     if uid is not None:
         for p in [scratch, *scratch.rglob("*")]:
             os.chown(p, uid, uid)

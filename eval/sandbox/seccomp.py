@@ -55,11 +55,6 @@ def supported() -> str:
     return "" if platform.machine() in _ARCH else f"no system call table for {platform.machine()}"
 
 
-def denied() -> list[str]:
-    """The system calls the filter refuses on this machine."""
-    return sorted(_ARCH.get(platform.machine(), (0, {}))[1])
-
-
 def program() -> list[tuple[int, int, int, int]]:
     """The BPF program as (code, jt, jf, k): check the ABI; socket() passes for AF_UNIX only;
     then one jump per refused call."""
