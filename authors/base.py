@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..state.records import Attempt, Candidate, Plan, Problem, Profile
 
@@ -68,7 +68,9 @@ class Author(Protocol):
 
     def repair(self, task: AuthorTask) -> Candidate: ...
 
-    def can_apply(self, skill_id: str, task: AuthorTask | None = None) -> bool:
-        """Whether this author can apply the skill; with a task, whether applying it to the
-        task's best candidate would change anything (a no-op would spend a round for nothing)."""
+    def can_apply(self, skill_id: str, task: AuthorTask | None = None,
+                  params: dict[str, Any] | None = None) -> bool:
+        """Whether this author can apply the skill; with a task, whether applying it (with these
+        variant parameters) to the task's best candidate would change anything (a no-op would
+        spend a round for nothing)."""
         ...

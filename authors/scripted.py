@@ -6,6 +6,8 @@ stateless and a resumed thread continues the script where it stopped.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..state.records import Candidate, Plan
 from .base import AuthorError, AuthorTask
 
@@ -16,7 +18,8 @@ class ScriptedAuthor:
     def __init__(self, script: list[str]):
         self.script = list(script)
 
-    def can_apply(self, skill_id: str, task: AuthorTask | None = None) -> bool:
+    def can_apply(self, skill_id: str, task: AuthorTask | None = None,
+                  params: dict[str, Any] | None = None) -> bool:
         return True
 
     def _next(self, task: AuthorTask, note: str) -> Candidate:

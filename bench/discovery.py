@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..state.output import plural
+
 _LEVEL = re.compile(r"^level[_-]?(\d+)$", re.IGNORECASE)
 
 
@@ -143,7 +145,8 @@ def select(problems: list[BenchProblem], globs: list[str], flag: str = "--filter
                                        for g in globs)]
     if not kept:
         example = problems[0].key if problems else "level1/11_gelu"
-        raise DiscoveryError(f"{flag} {' '.join(globs)} matches none of the {len(problems)} problems "
+        among = plural(len(problems), "problem")
+        raise DiscoveryError(f"{flag} {' '.join(globs)} matches none of the {among} "
                              f"(globs match keys like {example} or file stems)")
     return kept
 

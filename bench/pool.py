@@ -163,7 +163,7 @@ class WorkerPool:
                     task, w.task = w.task, None
                     on_result(task, {"wall_s": round(time.time() - w.started, 2),
                                      "error": f"worker on {w.spec.label} died (exit code {rc}); "
-                                              f"see {w.log}"}, w.spec.label)
+                                              f"see {w.log}", "exit_code": rc}, w.spec.label)
                 if pending:
                     self.workers[i] = self._start(i)
                 else:

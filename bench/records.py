@@ -13,12 +13,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_serializer, model_validator
 
 from .discovery import BenchProblem
 
 RESULTS = "results.jsonl"
 SETTINGS = "bench.json"
+PLACEMENT = ("host", "node_id", "gpu_index")  # where a problem ran: ResultRow fields the worker's reply fills
 
 
 class BenchSettings(BaseModel):
@@ -37,6 +38,15 @@ class BenchSettings(BaseModel):
     precision: str = Field("default", description="Precision policy (eval/precision.py), both sides")
     server: str | None = Field(None, description="LangGraph server URL; None runs in-process")
     config: str | None = Field(None, description="Configuration file")
+    state_db: str | None = Field(None, description="--state-db: the PostgreSQL database every worker "
+                                 "checkpoints in (None: a SQLite file per problem); its password is "
+                                 "never written to bench.json")
+
+    @field_serializer("state_db")
+    def _no_password(self, url: str | None) -> str | None:
+        from ..state.state_db import redact
+
+        return redact(url) if url else url
 
 
     @model_validator(mode="before")
@@ -88,6 +98,11 @@ class ResultRow(BaseModel):
     thread_id: str
     error: str | None = Field(None, description="The run itself failed (not a verdict): one line")
     finished_at: float = 0.0
+    host: str | None = Field(None, description="Hostname of the worker that ran it (None: not known, "
+                             "as for a worker that died)")
+    node_id: str | None = Field(None, description="Ray node id it ran on (Ray benches only)")
+    gpu_index: str | None = Field(None, description="The GPU it ran on: its host's CUDA_VISIBLE_DEVICES "
+                                  "entry (None on a CPU bench)")
 
 
 def row_from_report(problem: BenchProblem, report: dict[str, Any], *, device: str, wall_s: float,

@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from ..state.output import plural, write_atomic
 from .metrics import ALL, Summary, geomean, level_order, speedup, table_rows
 from .records import ResultRow
 from .svg import bar_chart, message, scatter_loglog, strip_chart
@@ -111,9 +112,29 @@ def _link(rel: str | None, text: str) -> str:
     return f'<a href="{escape(quote(rel))}">{text}</a>' if rel else ""
 
 
+def ran_on(r: ResultRow) -> str:
+    """'gpu-07 GPU 3' (hover: the Ray node id); empty where the row does not say (a dead worker's)."""
+    where = escape(" ".join(x for x in (r.host, f"GPU {r.gpu_index}" if r.gpu_index else None) if x))
+    return f'<span title="Ray node {escape(r.node_id, quote=True)}">{where}</span>' if r.node_id else where
+
+
+def placement_note(rows: list[ResultRow]) -> str:
+    """'ran on 2 hosts, 4 GPUs: gpu-07 (GPU 0, 1), gpu-08 (GPU 0, 1)': where the bench's problems ran."""
+    hosts: dict[str, set[str]] = {}
+    for r in rows:
+        if r.host:
+            hosts.setdefault(r.host, set()).update([r.gpu_index] if r.gpu_index else [])
+    if not hosts:
+        return ""
+    gpus = sum(len(g) for g in hosts.values())
+    each = [f"{h} (GPU {', '.join(sorted(g))})" if g else h for h, g in sorted(hosts.items())]
+    count = plural(len(hosts), "host") + (f", {plural(gpus, 'GPU')}" if gpus else "")
+    return escape(f"ran on {count}: {', '.join(each)}")
+
+
 def problem_table(rows: list[ResultRow]) -> str:
     head = ("problem", "level", "category", "status", "ms", "eager ms", "compile ms", "vs eager",
-            "vs compile", "floor ms", "kernels", "rounds", "wall s", "skill won", "files")
+            "vs compile", "floor ms", "kernels", "rounds", "wall s", "skill won", "ran on", "files")
     out = ["<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
     for r in rows:
         cls, word = _status(r)
@@ -122,7 +143,7 @@ def problem_table(rows: list[ResultRow]) -> str:
                  f'<span class="{cls}" title="{title}">{word}</span>',
                  _ms(r.runtime_ms), _ms(r.eager_ms), _ms(r.compile_ms), _x(r.speedup_vs_eager),
                  _x(r.speedup_vs_compile), _ms(r.floor_ms), str(r.custom_kernels), str(r.rounds),
-                 f"{r.wall_s:.0f}", escape(r.skill_won or ""),
+                 f"{r.wall_s:.0f}", escape(r.skill_won or ""), ran_on(r),
                  f"{_link(r.solution, 'solution')} {_link(r.report, 'attempts')}"]
         num = {4, 5, 6, 7, 8, 9, 10, 11, 12}
         out.append("<tr>" + "".join(f'<td class="n">{c}</td>' if i in num else f"<td>{c}</td>"
@@ -157,9 +178,10 @@ def render(rows: list[ResultRow], summary: Summary, settings: dict[str, object])
     total = sum(r.wall_s for r in rows)
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>kernelskill bench</title>'
             f'<link rel="icon" href="data:,"><style>{CSS}</style></head><body>'
-            f"<h1>kernelskill bench: {len(rows)} problems</h1>"
+            f"<h1>kernelskill bench: {plural(len(rows), 'problem')}</h1>"
             f'<p class="meta">{meta}<br>timed on {escape(gpus)} · '
-            f"{math.ceil(total / 60)} min of problem time · written {time.strftime('%Y-%m-%d %H:%M')}</p>"
+            f"{math.ceil(total / 60)} min of problem time · written {time.strftime('%Y-%m-%d %H:%M')}"
+            f"{'<br>' + ran if (ran := placement_note(rows)) else ''}</p>"
             f"{cpu_note}"
             f"<h2>Summary</h2>{summary_table(summary)}{''.join(parts)}"
             f"<h2>Problems</h2>{problem_table(rows)}</body></html>")
@@ -168,7 +190,5 @@ def render(rows: list[ResultRow], summary: Summary, settings: dict[str, object])
 def write_report(bench_dir: Path, rows: list[ResultRow], summary: Summary,
                  settings: dict[str, object]) -> Path:
     path = bench_dir / REPORT
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(render(rows, summary, settings))
-    tmp.replace(path)
+    write_atomic(path, render(rows, summary, settings))
     return path

@@ -1,4 +1,4 @@
-"""Running a bench: which problems are still to do, one task per problem for the worker pool, a
+"""Running a bench: which problems are still to do, one task per problem for the worker pool (or Ray), a
 row appended to DIR/results.jsonl as each ends, then DIR/summary.json and DIR/report.html.
 
 The command line (cli/cmd_bench.py) turns options into BenchSettings and WorkerSpecs; this
@@ -13,13 +13,17 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..state.config import KernelSkillConfig
+from ..state.output import plural, write_atomic
 from .discovery import BenchProblem
 from .metrics import Summary
 from .pool import WorkerSpec
-from .records import SETTINGS, BenchSettings, ResultRow
+from .records import PLACEMENT, SETTINGS, BenchSettings, ResultRow
+
+if TYPE_CHECKING:
+    from .ray_pool import RayOptions
 
 Printer = Callable[[str], None]
 
@@ -83,15 +87,17 @@ def plan(s: BenchSettings, out: Path, redo_globs: list[str], warn: Printer) -> B
     cfg = cfg.override("run", device=s.device, size=s.size, author=s.author, rounds=s.rounds or None,
                        precision=s.precision)
     cfg = cfg.override("llm", model=s.model, base_url=s.base_url)
+    cfg = cfg.override("paths", state_db=s.state_db)  # the workers' checkpoints and statistics
     s = s.model_copy(update={"rounds": cfg.run.rounds})
     finished = {row.problem for row in read_rows(out) if row.error is None}
     todo = [p for p in problems if p.key not in finished or p.key in redo]
     return BenchPlan(s, out, cfg, problems, todo, redo)
 
 
-def run(plan: BenchPlan, specs: list[WorkerSpec], say: Printer) -> BenchOutcome:
-    """Run the plan's todo on `specs`, then rewrite summary and report; Ctrl-C stops the workers
-    and still writes both (the outcome says it was interrupted)."""
+def run(plan: BenchPlan, specs: list[WorkerSpec], say: Printer,
+        ray: RayOptions | None = None) -> BenchOutcome:
+    """Run the plan's todo on `specs` (or as Ray tasks, with `ray`), then rewrite summary and report;
+    Ctrl-C stops the workers and still writes both (the outcome says it was interrupted)."""
     from ..state.config import run_settings
     from .discovery import thread_id
     from .metrics import summarize
@@ -102,13 +108,15 @@ def run(plan: BenchPlan, specs: list[WorkerSpec], say: Printer) -> BenchOutcome:
 
     s, out, cfg, todo = plan.settings, plan.out, plan.config, plan.todo
     out.mkdir(parents=True, exist_ok=True)
-    (out / SETTINGS).write_text(s.model_dump_json(indent=1))
+    write_atomic(out / SETTINGS, s.model_dump_json(indent=1))
     graph_settings = run_settings(cfg, s.model, s.base_url)
     by_key = {p.key: p for p in plan.problems}
     total, done = len(plan.problems), len(plan.problems) - len(todo)
-    say(f"bench: {total} problems ({done} already done) on {len(specs)} worker(s) "
-        f"[{', '.join(w.label for w in specs)}], {s.device}, {s.size} sizes, author {s.author}, "
-        f"{s.rounds} rounds -> {out}")
+    where = (f"Ray ({ray.address})" if ray else
+             f"{plural(len(specs), 'worker')} [{', '.join(w.label for w in specs)}]")
+    say(f"bench: {plural(total, 'problem')} ({done} already done) on {where}, "
+        f"{s.device}, {s.size} sizes, author {s.author}, "
+        f"{plural(s.rounds, 'round')} -> {out}")
     started = time.time()
 
     def on_result(task: dict[str, Any], reply: dict[str, Any], label: str) -> None:
@@ -127,6 +135,7 @@ def run(plan: BenchPlan, specs: list[WorkerSpec], say: Printer) -> BenchOutcome:
         if row is None:
             row = error_row(p, err or "unknown error", device=s.device, wall_s=wall, thread_id=tid,
                             finished_at=now)
+        row = row.model_copy(update={k: reply[k] for k in PLACEMENT if reply.get(k)})
         append_row(out, row)
         done += 1
         ran = done - (total - len(todo))
@@ -143,18 +152,23 @@ def run(plan: BenchPlan, specs: list[WorkerSpec], say: Printer) -> BenchOutcome:
     interrupted = False
     try:
         if tasks:
-            if not s.server and len(specs) > 1:
+            if not s.server and (ray or len(specs) > 1):
                 _warm_index(cfg)
             setup = {"config": cfg.model_dump(mode="json"), "settings": graph_settings.model_dump(),
                      "server": s.server}
-            WorkerPool(specs, setup, out / "workers").run(tasks, on_result)
+            if ray:
+                from .ray_pool import RayPool
+
+                RayPool(ray, setup, out / "workers", say).run(tasks, on_result)
+            else:
+                WorkerPool(specs, setup, out / "workers").run(tasks, on_result)
     except PoolError as e:
         raise BenchError(str(e)) from None
     except KeyboardInterrupt:
         interrupted = True
     rows = read_rows(out)
     summary = summarize(rows)
-    (out / "summary.json").write_text(summary.model_dump_json(indent=1))
+    write_atomic(out / "summary.json", summary.model_dump_json(indent=1))
     html = write_report(out, rows, summary, {"device": s.device, "size": s.size, "author": s.author,
                                              "rounds": s.rounds, "server": s.server,
                                              "precision": s.precision})

@@ -3,8 +3,9 @@
     python -m kernelskill.bench.worker      (CUDA_VISIBLE_DEVICES set by the pool)
 
 Protocol, one JSON object per line: stdin gets a setup line, then one task per line; stdout
-answers {"ready": true} once set up, then {"key", "wall_s", "error"} per task. The process stays
-up between problems so the skill index, the embedding model and Triton's caches load once.
+answers {"ready": true} once set up, then {"key", "wall_s", "error", "host", "gpu_index"} per task
+(the last two say where it ran, for the result row). The process stays up between problems so the
+skill index, the embedding model and Triton's caches load once.
 A closed stdin while idle means "no more work"; while busy it means the bench died, so the
 worker interrupts itself (the evaluator's cleanup kills its child) and exits.
 """
@@ -16,6 +17,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import sys
 import threading
 import time
@@ -38,8 +40,10 @@ def make_runner(setup: dict[str, Any]) -> Runner:
     from ..state.graph_state import RunSettings
     from ..state.records import Problem
 
-    set_config(KernelSkillConfig.model_validate(setup["config"]))
+    cfg = KernelSkillConfig.model_validate(setup["config"])
+    set_config(cfg)
     settings = RunSettings.model_validate(setup["settings"])
+    shared_db = _shared_state_db(cfg)
     server = setup.get("server")
 
     def run_task(task: dict[str, Any], say: Say) -> None:
@@ -50,8 +54,9 @@ def make_runner(setup: dict[str, Any]) -> Runner:
         except ProblemError as e:
             raise RuntimeError(str(e).splitlines()[0]) from None
         problem = Problem(name=task["name"], path=task["path"], source=source, size=settings.size)
+        checkpoints = shared_db or out / "threads.sqlite"
         if not server:
-            _check_reference(problem, settings, out / "threads.sqlite", task["thread_id"])
+            _check_reference(problem, settings, checkpoints, task["thread_id"])
         if server:
             from .server import run_on_server
 
@@ -59,13 +64,23 @@ def make_runner(setup: dict[str, Any]) -> Runner:
         else:
             from ..graph.runner import run
 
-            run(problem, settings, task["thread_id"], out / "threads.sqlite", out, say=say,
+            run(problem, settings, task["thread_id"], checkpoints, out, say=say,
                 resume_hint="kernelskill bench --resume --out <the bench folder>")
 
     return run_task
 
 
-def _check_reference(problem: Any, settings: Any, checkpoints: Path, thread_id: str) -> None:
+def _shared_state_db(cfg: Any) -> str | None:
+    """The bench's PostgreSQL state database, where every worker on every host checkpoints (a
+    problem then resumes wherever it runs next); None: each problem's own SQLite file in the bench
+    folder, as a folder copied between hosts carries its threads along."""
+    from ..state.state_db import parse_state_db
+
+    return cfg.paths.state_db if cfg.paths.state_db and parse_state_db(cfg.paths.state_db).is_postgres \
+        else None
+
+
+def _check_reference(problem: Any, settings: Any, checkpoints: Path | str, thread_id: str) -> None:
     """A new problem's reference must run on this device and size (a child, seconds) before the
     graph judges candidates against it; a broken one is the row's error, not every candidate's."""
     from ..eval.reference_check import check_reference
@@ -101,6 +116,8 @@ def main() -> int:
     # Ctrl-C and the self-interrupt below must raise KeyboardInterrupt even if this process was started
     # with SIGINT ignored (as `cmd &` in a script does): that is what runs the evaluator's cleanup.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # ... or blocked: a Ray worker blocks it in the thread that runs tasks, and the mask survives exec.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     pin_cpus()
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # libraries that print must not corrupt the protocol: their stdout goes to the log
@@ -134,7 +151,8 @@ def keep_spare_judges(setup: dict[str, Any]) -> contextlib.AbstractContextManage
     """On a GPU, one spare judge kept across the worker's problems: each graph run keeps one
     between its own evaluations, and this one is what a problem's first evaluation (the one that
     times the baselines) takes, started while the previous problem finished (5-7 s of judge
-    start-up and imports per problem on an H200, session 30). Not for a server, which judges
+    start-up and imports per problem on an H200, 2026-12-02,
+    problems/measurements/h200-2026-12-02-spare-judges/). Not for a server, which judges
     elsewhere, nor on the CPU (graph/runner.py says why)."""
     from ..eval.child import spare_judges
 
@@ -161,7 +179,8 @@ def _serve(inbox: queue.Queue[str | None], busy: threading.Event, run_task: Runn
         finally:
             busy.clear()
             close()
-        send({"key": task["key"], "wall_s": round(time.time() - t0, 2), "error": error})
+        send({"key": task["key"], "wall_s": round(time.time() - t0, 2), "error": error,
+              "host": socket.gethostname(), "gpu_index": os.environ.get("CUDA_VISIBLE_DEVICES") or None})
     return 0
 
 

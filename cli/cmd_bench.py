@@ -15,18 +15,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..bench.records import SETTINGS, BenchSettings
+from ..state.output import plural
 
 if TYPE_CHECKING:
     from ..bench.pool import WorkerSpec
+    from ..bench.ray_pool import RayOptions
 
 EXAMPLES = (
     "kernelskill bench problems/level1 --device cpu --jobs 2 --rounds 1 --out runs/bench-cpu",
     "kernelskill bench --resume --out runs/bench-cpu",
+    "kernelskill bench problems/ --ray auto --out /shared/bench-1",
 )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from .options import add_device_arguments, add_precision_arguments
+    from .options import add_device_arguments, add_precision_arguments, add_state_db_argument
 
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="problem files, folders of them, or folders of level<N>/ folders (a KernelBench "
@@ -41,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", default=None,
                    help="GPU indices to use, one worker each, e.g. 0,1,2 (default: all visible)")
     p.add_argument("--jobs", type=int, default=None,
-                   help="problems in flight at once with --device cpu or --server (default 1)")
+                   help="problems in flight at once with --device cpu or --server (default 1); with "
+                        "--ray, at most that many (default: as many as the cluster has room for)")
     p.add_argument("--out", default=None, help="bench folder (default runs/bench-<time>)")
     p.add_argument("--resume", action="store_true",
                    help="continue the bench in --out: skip finished problems")
@@ -56,9 +60,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--server", default=None, metavar="URL",
                    help="run each problem as a thread on this LangGraph server instead of in-process "
                         "(default: none, in-process)")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="run each problem as a Ray task holding one GPU (one CPU with --device cpu): "
+                        "with no ADDRESS on a local Ray cluster started here, with `auto` or host:port "
+                        "on a running one (needs kernelskill[ray]; default: none, the local pool)")
     p.add_argument("--config", default=None, help="configuration file, TOML, YAML or JSON "
                    "(default: none, the built-in defaults)")
     add_precision_arguments(p)
+    add_state_db_argument(p)
 
 
 def parse_gpus(text: str, visible: int) -> list[int]:
@@ -94,7 +103,8 @@ def _settings(args: argparse.Namespace, out: Path) -> BenchSettings:
                 raise UsageError(f"--resume: {out} was benched with {k}={getattr(saved, k)}, not {v}; "
                                  "resume with the same settings or use another --out")
         changes = {"paths": _absolute(args.paths), "filters": args.filter, "server": args.server,
-                   "config": args.config and _absolute([args.config])[0]}
+                   "config": args.config and _absolute([args.config])[0],
+                   "state_db": _resumed_state_db(out, saved.state_db, args.state_db)}
         return saved.model_copy(update={k: v for k, v in changes.items() if v})
     if not args.paths:
         raise UsageError("no problems given: kernelskill bench PATH... (a problem file, a folder of them, "
@@ -106,8 +116,36 @@ def _settings(args: argparse.Namespace, out: Path) -> BenchSettings:
     return BenchSettings(paths=_absolute(args.paths), filters=list(args.filter), device=device, size=size,
                          author=args.author or "builtin", rounds=args.rounds or 0, model=args.model,
                          base_url=args.base_url, precision=precision_of(args) or _config_precision(args),
-                         server=args.server,
+                         server=args.server, state_db=_state_db(args.state_db),
                          config=args.config and _absolute([args.config])[0])
+
+
+def _state_db(url: str | None) -> str | None:
+    """--state-db checked now (a malformed URL, PostgreSQL without the extra: one line); a bench keeps
+    only a PostgreSQL one (a SQLite file per problem lives in the bench folder)."""
+    from ..state.config import KernelSkillConfig
+    from .options import with_state_db
+
+    if url is None:
+        return None
+    _, db = with_state_db(KernelSkillConfig(), url)
+    return db.url if db.is_postgres else None
+
+
+def _resumed_state_db(out: Path, saved: str | None, given: str | None) -> str | None:
+    """The database a resumed bench checkpoints in: the one it started with. bench.json keeps it
+    without its password, so a URL that had one is given again (checked against the kept one)."""
+    from ..state.state_db import redact
+    from .main import UsageError
+
+    url = _state_db(given)
+    if saved and url and redact(url) != saved:
+        raise UsageError(f"--resume: {out} was benched with --state-db {saved}, not {redact(url)}; "
+                         "resume with the same database or use another --out")
+    if saved and not url and ":***@" in saved:
+        raise UsageError(f"--resume: {out} checkpoints in {saved}: give --state-db again with its "
+                         "password (bench.json never keeps it), or use PGPASSWORD or ~/.pgpass")
+    return url or saved
 
 
 def _config_precision(args: argparse.Namespace) -> str:
@@ -158,6 +196,35 @@ def _workers(args: argparse.Namespace, s: BenchSettings) -> list[WorkerSpec]:
     return [WorkerSpec(f"{label} {k}" if (args.jobs or 1) > 1 else label) for k in range(args.jobs or 1)]
 
 
+def _ray_options(args: argparse.Namespace, s: BenchSettings) -> RayOptions:
+    """--ray's options; no pool-only option with it."""
+    from ..bench.ray_pool import RayOptions
+    from .main import UsageError
+
+    if s.server:
+        raise UsageError("--ray runs problems on Ray workers and --server on a LangGraph server: pick one")
+    if args.gpus:
+        raise UsageError("--gpus is for the local pool; on Ray, start each node with the GPUs it may use "
+                         "(CUDA_VISIBLE_DEVICES=0,1 ray start ...)")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    return RayOptions(address=_ray_address(args.ray), gpu=s.device == "cuda", max_in_flight=args.jobs)
+
+
+def _ray_address(text: str) -> str:
+    """--ray's address, checked before any work, as is that Ray is installed."""
+    from ..bench.ray_pool import INSTALL, parse_address, ray_installed
+    from .main import UsageError
+
+    try:
+        address = parse_address(text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not ray_installed():
+        raise UsageError(INSTALL)
+    return address
+
+
 def run(args: argparse.Namespace) -> int:
     from ..bench.metrics import render_table
     from ..bench.runner import BenchError, plan
@@ -170,21 +237,24 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--redo needs --resume: it runs problems of an existing bench again")
     if args.rounds is not None and args.rounds < 1:
         raise UsageError("--rounds must be at least 1")
+    if args.ray is not None:  # before planning, which a bad address (a problem PATH after --ray) would fail
+        _ray_address(args.ray)
     out = Path(args.out or f"runs/bench-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     try:
         planned = plan(_settings(args, out), out, args.redo, warn=lambda m: say(f"kernelskill bench: {m}"))
         # A finished bench needs no workers: `--resume` then only rewrites summary and report, which
         # works anywhere (a bench folder copied back from an air-gapped GPU node, say).
-        specs = _workers(args, planned.settings) if planned.todo else []
-        ran = run_bench(planned, specs, say)
+        ray = _ray_options(args, planned.settings) if args.ray is not None and planned.todo else None
+        specs = _workers(args, planned.settings) if planned.todo and ray is None else []
+        ran = run_bench(planned, specs, say, ray)
     except BenchError as e:
         raise UsageError(str(e)) from None
     print(render_table(ran.summary))
     say(f"wrote {out / 'results.jsonl'}, {out / 'summary.json'} and {ran.html} "
         f"({time.time() - ran.started:.0f} s this session)")
     if ran.interrupted:
-        say(f"interrupted: {ran.done} of {ran.total} problems done; continue with "
+        say(f"interrupted: {ran.done} of {plural(ran.total, 'problem')} done; continue with "
             f"`kernelskill bench --resume --out {out}`")
         return 130
     return 1 if any(row.error for row in ran.rows) else 0

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from .options import add_device_arguments, add_precision_arguments, precision_of, require_gpu, resolve_device
+from .options import (
+    add_device_arguments,
+    add_precision_arguments,
+    add_state_db_argument,
+    precision_of,
+    require_gpu,
+    resolve_device,
+    with_state_db,
+)
 
 EXAMPLES = (
     "kernelskill optimize problems/level2/01_linear_gelu_scale.py --device cpu --rounds 2",
@@ -36,12 +45,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, help="configuration file, TOML, YAML or JSON "
                    "(default: none, the built-in defaults)")
     add_precision_arguments(p)
+    add_state_db_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..eval.problem import ProblemError, check_problem_source, read_source
     from ..nodes.runtime import set_config
     from ..state.config import KernelSkillConfig
+    from ..state.state_db import StateDBError
     from .main import UsageError
 
     try:
@@ -53,15 +64,20 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds is not None and args.rounds < 1:
         raise UsageError("--rounds must be at least 1")
     precision = precision_of(args)
+    cfg, db = with_state_db(cfg, args.state_db)
     existing = None
     if args.thread:
         from ..graph.threads import stored_state
 
-        existing = stored_state(cfg.paths.checkpoints, args.thread)
+        try:
+            existing = stored_state(db, args.thread)
+        except StateDBError as e:
+            raise UsageError(str(e)) from None
     if existing is not None:
         problem, settings, cfg = _resumed(args, source, precision, cfg, existing)
     else:
         problem, settings, cfg = _fresh(args, source, precision, cfg)
+    cfg = cfg.override("paths", state_db=db.url)  # the thread's config file may name none
     set_config(cfg)
     reference = _ReferenceCheck(problem, settings) if existing is None else None
     try:
@@ -76,7 +92,17 @@ def run(args: argparse.Namespace) -> int:
     thread = args.thread or f"{problem.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out = Path(settings.out) if settings.out else Path("runs") / problem.name
 
-    final = run_graph(problem, settings, thread, cfg.paths.checkpoints, out)
+    hint = None
+    if args.state_db:  # the resume command names the database the thread lives in (no password)
+        from ..graph.runner import resume_command
+
+        hint = f"{resume_command(problem.path, thread, settings)} --state-db {shlex.quote(db.redacted())}"
+    try:
+        final = run_graph(problem, settings, thread, db.url, out, resume_hint=hint)
+    except StateDBError as e:
+        raise UsageError(str(e)) from None
+    if final.verdict is not None and final.verdict.usage_error:  # the problem's fault: one line, exit 2
+        raise UsageError(final.verdict.reason or "the evaluator cannot use this problem")
     return 0 if final.best is not None else 1
 
 

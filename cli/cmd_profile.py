@@ -30,7 +30,8 @@ EXAMPLES = (
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("problem", help="problem file (class Model, get_inputs, get_init_inputs)")
     p.add_argument("candidate", nargs="?", help="candidate file defining ModelNew (default: the reference)")
-    add_device_arguments(p)
+    add_device_arguments(p, size_default="full; on cpu the profile is static, shapes on the meta device, "
+                         "so full sizes cost nothing")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--no-ncu", action="store_true", help="skip Nsight Compute even when it is on PATH")
     p.add_argument("--budget", type=float, default=25.0, help="seconds for the whole profile (default 25)")

@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "graph": ("cmd_graph", "print the agent graph (Mermaid)"),
     "bench": ("cmd_bench", "optimize a suite of problems, one worker per GPU; results, metrics, HTML report"),
     "wheelhouse": ("cmd_wheelhouse", "download every wheel an air-gapped GPU host needs"),
+    "state": ("cmd_state", "the state database: set up its tables, migrate SQLite threads into PostgreSQL"),
 }
 
 
@@ -106,7 +107,7 @@ def interruptible() -> None:
 
 
 def _as_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise KeyboardInterrupt(signal.Signals(signum).name)  # the report names it (graph/runner.py)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,17 +1,24 @@
-"""Options several commands share: where to run (device, size) and the precision policy."""
+"""Options several commands share: where to run (device, size), the precision policy, the state
+database."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..state.state_db import StateDB
 
 
-def add_device_arguments(p: argparse.ArgumentParser) -> None:
+def add_device_arguments(p: argparse.ArgumentParser,
+                         size_default: str = "full on cuda, small on cpu") -> None:
+    """--device and --size; `size_default` says what the command does without --size."""
     p.add_argument("--device", choices=["cpu", "cuda"], default=None,
                    help="where to run (default: cuda if a GPU is visible, else cpu under Triton's "
                         "interpreter)")
     p.add_argument("--size", choices=["small", "full"], default=None,
                    help="problem sizes: the file's SMALL overrides or its full sizes "
-                        "(default: full on cuda, small on cpu)")
+                        f"(default: {size_default})")
 
 
 def add_precision_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,3 +59,27 @@ def resolve_device(device: str | None, size: str | None) -> tuple[str, str]:
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return device, size or ("full" if device == "cuda" else "small")
+
+
+def add_state_db_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--state-db", default=None, metavar="URL",
+                   help="where threads and experience statistics persist: sqlite:///PATH, or "
+                        "postgresql://USER@HOST:PORT/DB for a team's database shared by many hosts "
+                        "(needs kernelskill[postgres]; keep the password in PGPASSWORD or ~/.pgpass) "
+                        "(default: the config file's paths.state_db, else SQLite in the cache folder)")
+
+
+def with_state_db(cfg: Any, url: str | None) -> tuple[Any, StateDB]:
+    """The configuration with --state-db applied, and the database it names, checked: a malformed
+    URL or PostgreSQL without the extra is a usage error before any work."""
+    from ..state.state_db import StateDBError, require_postgres, state_db_of
+    from .main import UsageError
+
+    try:
+        cfg = cfg.override("paths", state_db=url)
+        db = state_db_of(cfg.paths)
+        if db.is_postgres:
+            require_postgres()
+    except StateDBError as e:
+        raise UsageError(str(e)) from None
+    return cfg, db

@@ -19,7 +19,7 @@ from .candidate import kernel_pin
 from .child import JUDGE, run_child
 from .problem import ProblemError, check_problem_source
 from .static.checks import problem_is_fp32, run_static_checks
-from .types import EvalOptions, EvalResult
+from .types import TIMING_MODES, EvalOptions, EvalResult
 
 
 def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | None = None, *,
@@ -32,6 +32,9 @@ def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | 
         result.usage_error = True
         return result.fail("load", str(e))
     result.precision_policy, result.precision_flags = policy.name, policy.flags()
+    if opts.timing_mode not in TIMING_MODES:
+        result.usage_error = True
+        return result.fail("load", f"timing_mode {opts.timing_mode!r}: use one of {', '.join(TIMING_MODES)}")
     try:
         check_problem_source(problem_source, problem_name)
     except ProblemError as e:
@@ -47,11 +50,20 @@ def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | 
     result.stage_seconds["static"] = round(time.perf_counter() - t0, 3)
     if failures:
         names = list(dict.fromkeys(f.check for f in failures))
-        return result.fail("static", f"{failures[0].message} ({len(failures)} static check failures)",
+        return result.fail("static", f"{failures[0].message} ({len(failures)} of the static checks failed)",
                            *names)
     out = _run_worker(problem_source, candidate_source, opts, problem_name, candidate_name, result)
     out.stage_seconds["static"] = result.stage_seconds["static"]
     return out
+
+
+def evaluate_many(problem_source: str, candidate_sources: list[str], options: EvalOptions | None = None,
+                  *, problem_name: str = "problem.py",
+                  candidate_names: list[str] | None = None) -> list[EvalResult]:
+    """Several candidates of one problem (a round's variants), one result each, in order."""
+    names = candidate_names or [f"candidate_{i}.py" for i in range(len(candidate_sources))]
+    return [evaluate(problem_source, src, options, problem_name=problem_name, candidate_name=name)
+            for src, name in zip(candidate_sources, names, strict=True)]
 
 
 def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,

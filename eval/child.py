@@ -9,7 +9,8 @@ process, torch.compile's imports) while the caller is still writing the next can
 its request arrives later on the same stdin. Why a spare and not one judge kept alive across
 evaluations: a fresh process per evaluation keeps every evaluation independent of the last one
 (no state, no leaked memory, no half-dead CUDA context), and the start-up is most of what a
-kept-alive judge would save (3-5 s of a ~20 s evaluation on an H200, session 28).
+kept-alive judge would save (3-5 s of a ~20 s evaluation on an H200, 2026-12-02,
+problems/measurements/h200-2026-12-02-cost/).
 """
 
 from __future__ import annotations

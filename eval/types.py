@@ -7,6 +7,7 @@ from typing import Any
 
 # Stages in the order the evaluator walks them; a result names the one it reached or failed in.
 STAGES = ("static", "load", "compile", "correctness", "timing", "done")
+TIMING_MODES = ("full", "rank")
 
 
 @dataclass
@@ -48,6 +49,27 @@ class EvalOptions:
     and policy counted them (the result's flops and bytes): the timing stage then takes them
     instead of counting again. They describe the reference, never the candidate; counting imports
     torch._dynamo (4-6 s of an evaluation on an H200 host)."""
+
+    known_baselines: list[float | None] | None = None
+    """[eager_ms, compile_ms] as an earlier evaluation of the same problem, size, policy and device
+    timed them (its eager_ms and compile_ms): the judge then reuses them instead of timing the
+    reference again. The caller's own measurement handed back, never the candidate's; the result's
+    baselines_in says 'reused'."""
+    timing_mode: str = "full"
+    """'full': the timing protocol (the delivered candidate's numbers); 'rank': the same protocol
+    with fewer timed runs, enough to rank an intermediate candidate against the best so far."""
+
+    def reused_baselines(self) -> tuple[float, float | None] | None:
+        """(eager_ms, compile_ms) handed over in known_baselines, or None."""
+        known = self.known_baselines
+        if not known or known[0] is None or float(known[0]) <= 0:
+            return None
+        return float(known[0]), (float(known[1]) if len(known) > 1 and known[1] else None)
+
+    def times_baselines(self) -> bool:
+        """Whether this evaluation times eager and torch.compile itself: asked for, and not
+        handed over from an earlier evaluation of the same problem."""
+        return self.timing and self.baselines and self.reused_baselines() is None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,7 +140,10 @@ class EvalResult:
     """The PyTorch flags that policy set, on both sides."""
     baselines_in: str | None = None
     """Where eager and torch.compile were timed: 'process' (the reference in a process of its own,
-    by the candidate's protocol), 'process+judge' (torch.compile fell back to the judge) or 'judge'."""
+    by the candidate's protocol), 'process+judge' (torch.compile fell back to the judge), 'judge', or
+    'reused' (handed over from an earlier evaluation: EvalOptions.known_baselines)."""
+    timing_mode: str = "full"
+    """The timing protocol's extent this result was timed under (EvalOptions.timing_mode)."""
     gpu_name: str | None = None
     elapsed_s: float | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)

@@ -5,6 +5,9 @@
                             +--correct--> profiler -> planner --skill--> generator
                                                             \\--nothing left--> finalize -> END
 
+A round is one plan: the generator builds one candidate per planned variant of the chosen skill
+and the reviewer judges them together, keeping the best; a failing one takes the repair edge.
+
 The CLI and the served graph (langgraph.json -> `graph`) are the same compiled graph; only the
 checkpointer differs (SQLite for the CLI, the server's own when served).
 """

@@ -7,6 +7,7 @@ from typing import Any
 from ..nodes.finalize import solution_choice
 from ..nodes.pruning import kernel_skills, pruning_of_best, where_verified
 from ..state.graph_state import GraphState, Verdict
+from .rounds import round_records
 
 
 def delivered_verdict(state: GraphState) -> tuple[Verdict | None, bool]:
@@ -14,6 +15,14 @@ def delivered_verdict(state: GraphState) -> tuple[Verdict | None, bool]:
     verdict, or the kept reference's own evaluation (None until finalize has timed it)."""
     _, is_reference, _ = solution_choice(state)
     return (state.reference_verdict if is_reference else state.best_verdict), is_reference
+
+
+def slower_than_eager(v: Verdict | None) -> bool | None:
+    """Whether the delivered file measured slower than eager on a GPU; None ("n/a") where nothing
+    was measured as a speedup: a CPU run (interpreter timings are never speedups), or no timing."""
+    if v is None or v.timing_is_cpu or v.speedup_vs_eager is None:
+        return None
+    return v.speedup_vs_eager < 1.0
 
 
 def _timings(v: Verdict | None) -> dict[str, Any] | None:
@@ -38,6 +47,8 @@ def _provenance(state: GraphState, is_reference: bool, v: Verdict | None) -> str
     each came from, and what pruning did."""
     where = f"# verified for: {where_verified(state)}\n"
     if is_reference:
+        if v is None or not v.correct:  # never claimed: no evaluation of this file passed
+            where = f"# not verified: no evaluation passed on {where_verified(state)}\n"
         return where + "# launches no Triton kernel of ours: the reference module itself\n"
     kernels = kernel_skills(state.best, v.kernel_names if v else [])
     listed = ", ".join(f"{k} (skill {s})" for k, s in kernels.items()) or "none"
@@ -71,7 +82,10 @@ def solution_text(state: GraphState, thread_id: str) -> str:
     return solution_header(state, thread_id) + solution_choice(state)[0]
 
 
-def build_report(state: GraphState, thread_id: str) -> dict[str, Any]:
+def build_report(state: GraphState, thread_id: str, unfinished: str | None = None,
+                 resume: str | None = None) -> dict[str, Any]:
+    """report.json. `unfinished`: why the run has not ended (a new best mid-run, an interrupt),
+    said as its stop_reason, with `resume`, the command that goes on with it."""
     _, is_reference, why = solution_choice(state)
     v = state.best_verdict
     delivered, _ = delivered_verdict(state)
@@ -84,11 +98,12 @@ def build_report(state: GraphState, thread_id: str) -> dict[str, Any]:
         "thread_id": thread_id,
         "settings": state.settings.model_dump(),
         "precision": precision_of(state),
-        "stop_reason": state.stop_reason,
+        "stop_reason": unfinished or state.stop_reason,
+        "finished": unfinished is None,
+        "resume_command": resume if unfinished else None,
         "solution_is_reference": is_reference,
         "solution_note": why,
-        "slower_than_eager": bool(delivered and delivered.speedup_vs_eager is not None
-                                  and delivered.speedup_vs_eager < 1.0),
+        "slower_than_eager": slower_than_eager(delivered),
         "rounds": state.round,
         "elapsed_s": round(state.elapsed_s, 2),
         "best": None if v is None else {
@@ -103,4 +118,5 @@ def build_report(state: GraphState, thread_id: str) -> dict[str, Any]:
         "pruning": None if p is None or is_reference else p.model_dump(exclude={"source"}),
         "profile": state.profile.model_dump() if state.profile else None,
         "attempts": [a.model_dump() for a in state.attempts],
+        "per_round": round_records(state),
     }

@@ -1,12 +1,12 @@
-"""Running the graph from the command line: SQLite checkpoints, resume by thread id, progress,
-and the best solution written to disk as soon as it appears (nothing lost on Ctrl-C or crash)."""
+"""Running the graph from the command line: checkpoints (SQLite or PostgreSQL), resume by thread
+id, progress, and the best solution written to disk as soon as it appears (nothing lost on Ctrl-C
+or crash)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import shlex
-import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -16,10 +16,11 @@ from typing import Any
 from ..eval.child import spare_judges
 from ..nodes.finalize import solution_choice
 from ..state.graph_state import GraphState, RunSettings
+from ..state.output import plural, write_atomic
 from ..state.records import Problem
 from .build import build_graph
 from .report import build_report, delivered_verdict, solution_text
-from .threads import serializer, unfinished
+from .threads import unfinished
 
 Printer = Callable[[str], None]
 
@@ -48,18 +49,27 @@ def describe(node: str, update: dict[str, Any]) -> str | None:
         t = f"{v.runtime_ms:.4f} ms" if v.runtime_ms is not None else "?"
         tail = " (CPU timing)" if v.timing_is_cpu else (
             f", {v.speedup_vs_eager:.2f}x vs eager" if v.speedup_vs_eager else "")
-        return f"reviewer: correct, {t}{tail}, {v.custom_kernels} custom kernel(s)" + (
+        return f"reviewer: correct, {t}{tail}, {plural(v.custom_kernels, 'custom kernel')}" + (
             " -> new best" if "best" in update else "") + took_s
     if node == "profiler":
         p = update["profile"]
         return f"profiler: {p.bottleneck} ({p.source}); {', '.join(p.structures)}"
     if node == "planner":
         plan = update.get("plan")
-        return f"planner: round {update.get('round')}: apply {plan.skill_id}" if plan else \
+        n = len(plan.all_variants()) if plan else 0
+        return f"planner: round {update.get('round')}: apply {plan.skill_id}" + (
+            f" ({n} variants)" if n > 1 else "") if plan else \
             f"planner: stop: {update.get('stop_reason')}"
     if node == "finalize":
         return f"finalize: {update.get('stop_reason') or 'done'}"
     return None
+
+
+def interrupt_name(e: KeyboardInterrupt) -> str:
+    """The signal that stopped the run: cli.main.interruptible raises KeyboardInterrupt('SIGTERM')
+    for SIGTERM and SIGHUP; Ctrl-C raises it bare."""
+    name = str(e.args[0]) if e.args else ""
+    return name if name.startswith("SIG") else "SIGINT"
 
 
 def resume_command(problem_path: str, thread: str, settings: RunSettings) -> str:
@@ -69,16 +79,23 @@ def resume_command(problem_path: str, thread: str, settings: RunSettings) -> str
     return cmd + (f" --config {shlex.quote(settings.config)}" if settings.config else "")
 
 
-def write_outputs(state: GraphState, thread_id: str, out_dir: Path) -> tuple[Path, bool]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+MID_RUN = "unfinished: written when a new best appeared, the run still going"
+
+
+def write_outputs(state: GraphState, thread_id: str, out_dir: Path, unfinished: str | None = None,
+                  resume: str | None = None) -> tuple[Path, bool]:
+    """solution.py and report.json, each written whole: an interrupt or a crash leaves the old
+    file or the new one. `unfinished`: why the run has not ended yet (MID_RUN, an interrupt), the
+    report's stop_reason then, beside `resume`, the command that goes on with it."""
     _, is_reference, _ = solution_choice(state)
-    (out_dir / "solution.py").write_text(solution_text(state, thread_id))
-    (out_dir / "report.json").write_text(json.dumps(build_report(state, thread_id), indent=1, default=str))
+    report = build_report(state, thread_id, unfinished=unfinished, resume=resume)
+    write_atomic(out_dir / "solution.py", solution_text(state, thread_id))
+    write_atomic(out_dir / "report.json", json.dumps(report, indent=1, default=str))
     return out_dir / "solution.py", is_reference
 
 
 def _stream(graph: Any, payload: Any, config: dict, thread_id: str, out_dir: Path,
-            say: Printer) -> None:
+            say: Printer, resume: str) -> None:
     """Run the graph from `payload` (None: resume), saying one line per node update."""
     best_hash = None
     # durability="sync": each step's checkpoint is on disk before the next step starts (LangGraph's
@@ -90,21 +107,21 @@ def _stream(graph: Any, payload: Any, config: dict, thread_id: str, out_dir: Pat
             if update and update.get("best") is not None and update["best"].hash != best_hash:
                 best_hash = update["best"].hash
                 state = GraphState.model_validate(graph.get_state(config).values)
-                write_outputs(state, thread_id, out_dir)
+                write_outputs(state, thread_id, out_dir, MID_RUN, resume)
             line = describe(node, update or {})
             if line:
                 say(line)
 
 
-def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Path, out_dir: Path,
+def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Path | str, out_dir: Path,
         say: Printer = _stderr, resume_hint: str | None = None) -> GraphState:
-    """Start or resume thread `thread_id`; returns the final state."""
-    checkpoints.parent.mkdir(parents=True, exist_ok=True)
-    from langgraph.checkpoint.sqlite import SqliteSaver
+    """Start or resume thread `thread_id` in `checkpoints` (a SQLite file or a state-db URL, see
+    checkpointer.py); returns the final state."""
+    from .checkpointer import open_checkpointer
 
-    conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
+    stack = contextlib.ExitStack()  # the saver's connection, closed however the run ends
     try:
-        graph = build_graph(SqliteSaver(conn, serde=serializer()))
+        graph = build_graph(stack.enter_context(open_checkpointer(checkpoints)))
         config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 500}
         snapshot = graph.get_state(config)
         if snapshot.values:
@@ -119,18 +136,22 @@ def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Pa
         else:
             payload = GraphState(problem=problem, settings=settings, started_at=time.time())
             say(f"thread {thread_id}: optimizing {problem.name} on {settings.device} "
-                f"({settings.size} sizes, author {settings.author}, {settings.rounds} rounds)")
+                f"({settings.size} sizes, author {settings.author}, {plural(settings.rounds, 'round')})")
         try:
             # On a GPU each evaluation leaves a judge starting up for the next one (eval/child.py).
             # Not on the CPU: there the spare's start-up takes a core from the author and the
             # evaluation it would speed up (a 2-core machine has nothing idle to lend it).
             spares = spare_judges() if settings.device == "cuda" else contextlib.nullcontext()
             with spares:
-                _stream(graph, payload, config, thread_id, out_dir, say)
-        except KeyboardInterrupt:
+                _stream(graph, payload, config, thread_id, out_dir, say,
+                        resume_hint or resume_command(problem.path, thread_id, settings))
+        except KeyboardInterrupt as e:
             stored = graph.get_state(config).values
             kept = RunSettings.model_validate(stored["settings"]) if stored else settings
             hint = resume_hint or resume_command(problem.path, thread_id, kept)
+            if stored:  # the out folder says the run was cut short (a report there may say "running")
+                write_outputs(GraphState.model_validate(stored), thread_id, out_dir,
+                              f"interrupted by {interrupt_name(e)} before the run ended", hint)
             say(f"interrupted: resume with `{hint}`")
             raise
         final = GraphState.model_validate(graph.get_state(config).values)
@@ -144,4 +165,4 @@ def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Pa
                 + (" (the reference itself: run-to-run noise)" if is_ref else ""))
         return final
     finally:
-        conn.close()
+        stack.close()

@@ -1,5 +1,6 @@
 """Reading a stored thread without building the graph: the checkpoint serializer, the thread's
-problem and settings read straight from the SQLite checkpoints, and whether it has finished.
+problem and settings read straight from the checkpoints (SQLite or PostgreSQL), and whether it
+has finished.
 
 Why not `graph.get_state`: building the graph imports every node, and with them torch and Triton
 (3-5 s), only to refuse a changed option in one line or to see that a thread exists. This module
@@ -8,24 +9,12 @@ imports LangGraph's checkpointer and our state records only (~0.5 s).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..state.graph_state import GraphState
-
-# Types the checkpointer may rebuild from msgpack (everything our state holds).
-STATE_TYPES = [("kernelskill.state.records", n) for n in
-               ("Problem", "Candidate", "Attempt", "Profile", "KernelStat", "Plan")] + [
-    ("kernelskill.state.graph_state", n) for n in ("GraphState", "Verdict", "RunSettings", "Pruning")] + [
-    ("kernelskill.state.author_state", n) for n in ("AuthorState", "BuiltinConfig")]
-
-
-def serializer() -> Any:
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+from .serde import STATE_TYPES, serializer  # noqa: F401 - where callers have always found them
 
 
 def checkpoint_state(channel_values: dict[str, Any]) -> GraphState | None:
@@ -49,18 +38,16 @@ def unfinished(next_nodes: Sequence[str], task_names: Sequence[str]) -> str | No
     return f"{', '.join(task_names)} (its result was saved)" if task_names else None
 
 
-def stored_state(checkpoints: Path, thread_id: str) -> GraphState | None:
-    """The thread's state at its last checkpoint, or None when it does not exist (nothing is
-    created: a command that ends up refusing its input leaves no database behind). A node's result
-    saved after that checkpoint (a crash between the two) is not applied here; the problem and
-    settings, which never change, are what callers read. Resuming applies it (runner.run)."""
-    if not checkpoints.exists():
-        return None
-    from langgraph.checkpoint.sqlite import SqliteSaver
+def stored_state(checkpoints: Path | str, thread_id: str) -> GraphState | None:
+    """The thread's state at its last checkpoint in `checkpoints` (a SQLite file or a state-db URL),
+    or None when it does not exist (nothing is created: a command that ends up refusing its input
+    leaves no database behind). A node's result saved after that checkpoint (a crash between the
+    two) is not applied here; the problem and settings, which never change, are what callers read.
+    Resuming applies it (runner.run)."""
+    from .checkpointer import exists, open_checkpointer  # it imports this module's serializer
 
-    conn = sqlite3.connect(str(checkpoints), check_same_thread=False)
-    try:
-        saved = SqliteSaver(conn, serde=serializer()).get_tuple({"configurable": {"thread_id": thread_id}})
+    if not exists(checkpoints):
+        return None
+    with open_checkpointer(checkpoints, setup=False) as saver:
+        saved = saver.get_tuple({"configurable": {"thread_id": thread_id}})
         return checkpoint_state(saved.checkpoint["channel_values"]) if saved else None
-    finally:
-        conn.close()

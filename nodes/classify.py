@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..state.output import plural
 from ..state.records import KernelStat, Profile
 from ..state.vocab import Bottleneck, Structure
 
@@ -226,7 +227,7 @@ def diagnose(p: Profile) -> Diagnosis:
     many = p.kernel_count >= MANY_LAUNCHES
     if idle is not None and (idle >= IDLE_FRACTION_FEW or (idle >= IDLE_FRACTION and many)):
         return Diagnosis("launch-bound", f"GPU idle {idle:.0%} of the forward ({p.runtime_ms:.3f} ms) across "
-                         f"{p.kernel_count} launches", {"launch-bound": idle})
+                         f"{plural(p.kernel_count, 'launch', 'launches')}", {"launch-bound": idle})
     roof, why = roofline_class(p)
     shares: dict[str, float] = {}
     for k in p.kernels:
@@ -270,7 +271,7 @@ def signature_of(p: Profile) -> str:
         if p.bytes:
             first += f"; {p.flops / p.bytes:.1f} FLOP per byte"
     second = f"structure: {', '.join(p.structures)}; ops: {', '.join(p.op_kinds[:12]) or 'unknown'}"
-    third = f"kernels: {p.kernel_count} launches per forward"
+    third = f"kernels: {plural(p.kernel_count, 'launch', 'launches')} per forward"
     if p.kernels:
         top = max(p.kernels, key=lambda k: k.share)
         third += f"; top kernel {top.share:.0%} of time ({label(top)})"

@@ -2,8 +2,9 @@
 
 The best candidate is pruned to the kernels its verified run launched (nodes/pruning.py) and the
 pruned file is evaluated; when it passes, it is the delivered file and its verdict the reported
-one. Otherwise, if the best candidate's speedups were computed against baselines from an earlier
-run, it is evaluated once more with its own baselines, so the reported ratios come from one run. When the
+one. Otherwise, if the best candidate's verdict came from a 'rank' evaluation or its speedups were
+computed against baselines from an earlier run, it is evaluated once more on a GPU with the full
+protocol and its own baselines, so the reported ratios come from one full run. When the
 delivered file is the reference itself (nothing correct beat eager), it is evaluated too on a GPU:
 the user's module, unchanged, under the policy's flags, so its reported speedup (about 1.0x) is
 measured, never assumed.
@@ -49,7 +50,10 @@ def finalize(state: GraphState) -> dict[str, Any]:
     update: dict[str, Any] = {}
     best, v = state.best, state.best_verdict
     usable = not (state.verdict is not None and state.verdict.usage_error)
-    retime = best is not None and v is not None and v.baselines_reused
+    # A verdict timed to rank ('rank', reused baselines) is re-timed in full before it is delivered;
+    # on the CPU timings are never speedups, so there is nothing to re-time.
+    retime = best is not None and v is not None and state.settings.device == "cuda" and (
+        v.baselines_reused or v.timing_mode == "rank")
     if best is not None and v is not None and v.correct and usable and not solution_choice(state)[1]:
         # Where the best is re-timed anyway, the pruned file is evaluated instead: one evaluation.
         update["pruning"], pruned_verdict = prune_best(state, v, evaluate_candidate)

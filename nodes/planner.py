@@ -1,10 +1,13 @@
-"""Planner: reads the profile, asks long-term memory for skills, picks exactly one.
+"""Planner: reads the profile, asks long-term memory for skills, picks one move per round.
 
-Skills come from the Chroma index queried with the profile (gated by the precision policy),
-in rank order; a skill is skipped if the author cannot apply it (or applying it would change
-nothing in the best candidate: a no-op would spend a round), or if this (skill, parameters) pair
-was already tried on this task - a success is already in the best candidate, a failure is a dead
-end, and the attempts log remembers both across resumes.
+A move is one skill and up to `settings.variants` of its variants (parameter sets declared in its
+SKILL.md, ordered by their experience statistics), each built and judged in the same round. Skills
+come from the Chroma index queried with the profile (gated by the precision policy), those
+addressing the hottest kernel's limiter first; when they are exhausted the planner falls back to
+untried variants of applied skills, then to any template skill the author can apply (nodes/moves.py
+says when it may stop). A variant is skipped if it was already tried on this task (a success is in
+the best candidate, a failure is a dead end; the attempts log remembers both across resumes) or if
+it would change nothing in the best candidate (a no-op would spend a round).
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from typing import Any
 
 from ..eval.precision import policy
 from ..state.graph_state import GraphState
-from ..state.records import Plan
+from ..state.output import plural
 from .generator import task_of
+from .moves import Option, by_limiter, hottest_limiter, plan_round
 from .runtime import get_author, get_index
 
 CANDIDATE_SKILLS = 12
@@ -25,24 +29,17 @@ def budget_left(state: GraphState, now: float) -> str | None:
     """Pure: why no further round may start, or None."""
     s = state.settings
     if state.round >= s.rounds:
-        return f"round budget spent ({s.rounds} rounds)"
+        return f"round budget spent ({plural(s.rounds, 'round')})"
     if state.started_at and now - state.started_at > s.wall_clock_s:
         return f"time budget spent ({s.wall_clock_s:.0f} s)"
     return None
 
 
-def choose(hits: list[Any], tried: set[tuple[str | None, str]], can_apply: Any,
-           in_best: set[str]) -> Plan | None:
-    """Pure: the first hit the author can apply, not already part of the best candidate, whose
-    default parameters were not tried yet."""
-    for hit in hits:
-        plan = Plan(skill_id=hit.id, params={}, reason=f"{hit.title} (score {hit.score:.2f}): {hit.reason}")
-        # Cheap checks first: can_apply may dry-run a build.
-        if hit.id in in_best or (plan.skill_id, repr(sorted(plan.params.items()))) in tried:
-            continue
-        if can_apply(hit.id):
-            return plan
-    return None
+def applied_skills(state: GraphState) -> list[str]:
+    """Skills in the best candidate, then the others this task applied, in first-use order."""
+    in_best = list(state.best.author_state.templates) if state.best else []
+    tried = [a.skill_id for a in state.attempts if a.skill_id]
+    return list(dict.fromkeys([*in_best, *tried]))
 
 
 def planner(state: GraphState) -> dict[str, Any]:
@@ -51,13 +48,42 @@ def planner(state: GraphState) -> dict[str, Any]:
         return {"plan": None, "stop_reason": stop}
     if state.best is None or state.profile is None:
         return {"plan": None, "stop_reason": "no correct candidate to optimize"}
+    s, profile, index = state.settings, state.profile, get_index()
+    allow_tf32 = policy(s.precision).matmul_tf32
+    gpu = state.best_verdict.gpu_name if state.best_verdict else None
+    hits = index.query(profile, k=CANDIDATE_SKILLS, allow_tf32=allow_tf32, training=True, gpu=gpu)
+    limiter, why = hottest_limiter(profile)
+    applied = applied_skills(state)
+    author, task = get_author(s), task_of(state)
+
+    def variants(skill_id: str) -> list[dict[str, Any]]:
+        return index.variants(skill_id, profile.structures, gpu)
+
+    # A skill applied before (in the best, or tried this task) waits for the fallbacks: a new
+    # skill is a bigger move than another variant of one already tried.
+    ranked = []
+    for hit in by_limiter(hits, limiter):
+        if hit.id in applied:
+            continue
+        aim = f"; addresses the limiter ({why})" if limiter in hit.skill.bottlenecks else ""
+        ranked.append(Option(hit.id, f"{hit.title} (score {hit.score:.2f}): {hit.reason}{aim}", "ranked",
+                             variants(hit.id)))
+    fallbacks = [Option(sid, f"untried variants of {sid}, already applied (ranked skills exhausted)",
+                        "variant", variants(sid)) for sid in applied]
+    # Policy gates still hold (no TF32 skill under a strict run); profile gates do not: the
+    # author's dry run below is the test of whether a template applies to this candidate.
+    fallbacks += [Option(sk.id, f"{sk.title}: a template the author can apply (ranked skills and variants "
+                         "exhausted)", "template", variants(sk.id))
+                  for sk in index.allowed(allow_tf32=allow_tf32) if sk.id not in applied
+                  and author.can_apply(sk.id)]
     tried = {a.key() for a in state.attempts if a.skill_id}
-    matmul_tf32 = policy(state.settings.precision).matmul_tf32
-    hits = get_index().query(state.profile, k=CANDIDATE_SKILLS, allow_tf32=matmul_tf32,
-                             training=True, gpu=state.best_verdict.gpu_name if state.best_verdict else None)
-    in_best = set(state.best.author_state.templates)
-    author, task = get_author(state.settings), task_of(state)
-    plan = choose(hits, tried, lambda skill_id: author.can_apply(skill_id, task), in_best)
+
+    def differs(skill_id: str, params: dict[str, Any]) -> bool:
+        return author.can_apply(skill_id, task, params)
+
+    plan, why_not = plan_round(ranked, fallbacks, tried, differs, s.variants, profile.headroom)
     if plan is None:
-        return {"plan": None, "stop_reason": "no applicable skill left for this profile"}
-    return {"plan": plan, "round": state.round + 1}
+        return {"plan": None, "stop_reason": why_not}
+    plan = plan.model_copy(update={"round": state.round + 1, "best_ms": state.best_verdict.runtime_ms
+                                   if state.best_verdict else None})
+    return {"plan": plan, "round": state.round + 1, "plans": [plan]}

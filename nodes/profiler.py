@@ -14,6 +14,7 @@ import shutil
 from dataclasses import dataclass
 from typing import Any
 
+from ..profiling.ncu import base_name
 from ..profiling.profile import ProfileOptions, ProfileResult, profile
 from ..profiling.timeline import KernelTime
 from ..state.graph_state import GraphState, Verdict
@@ -21,6 +22,7 @@ from ..state.records import KernelStat, Profile
 from ..state.vocab import Structure
 from . import classify as C
 from .classify import OpDesc
+from .limiter import has_counters, hot_kernels, set_limiters
 
 # Rationale: a profile with ncu is expected to take ~10-15 s on the H200 (child start ~3 s, timeline
 # and timing ~2 s, ncu ~5-8 s; tests/gpu/profile_suite.py measures it); 25 s leaves room for a slow
@@ -166,6 +168,9 @@ def finish(p: Profile) -> Profile:
         p.occupancy_pct = sum(k.share * (k.occupancy_pct or 0) for k in measured) / weight
     d = C.diagnose(p)
     p.bottleneck, p.rationale, p.bottleneck_shares = d.bottleneck, d.rationale, d.shares
+    set_limiters(p)
+    if note := counters_note(p):
+        p.notes.append(note)
     if p.headroom is not None and p.headroom < 1:
         p.notes.append(f"{p.headroom:.2f}x of the fp32 floor: faster than fp32 CUDA cores allow, so tensor "
                        "cores (TF32) or a cheaper algorithm did the work")
@@ -191,11 +196,19 @@ def profile_from_result(r: ProfileResult, ops: OpSummary, subject: str | None = 
         p.launch_gap_us = max(0.0, r.runtime_ms * 1e3 - tl.busy_us) / tl.launches
     if r.device != "cuda":
         p.notes.append("CPU run: no kernels, runtime is CPU wall time")
+    if r.graph_replay:
+        p.notes.append("the forward replays a CUDA graph: times and shares are of the replay (its input "
+                       "copies included); ncu measured the same kernels launched without replay")
+        if not any(k.kind == "kernel" for k in kernels):
+            p.notes.append("the replay's timeline shows no kernels: the profiler (CUPTI) reported none "
+                           "inside the graph, so no counters can be attached")
     return finish(p)
 
 
-def profile_from_verdict(v: Verdict, ops: OpSummary, subject: str | None = None) -> Profile:
-    """The reviewer's torch.profiler breakdown (per-kernel time and launches, no ncu) as a Profile."""
+def profile_from_verdict(v: Verdict, ops: OpSummary, subject: str | None = None,
+                         why: str = "the reviewer's breakdown") -> Profile:
+    """The reviewer's torch.profiler breakdown (per-kernel time and launches, no ncu) as a Profile;
+    `why` says why ncu did not run."""
     total = sum(k["time_us"] for k in v.kernel_breakdown)
     kernels = [kernel_stat(KernelTime(name=k["name"], time_us=k["time_us"], launches=k["launches"],
                                       share=k["time_us"] / total if total else 0.0,
@@ -207,26 +220,41 @@ def profile_from_verdict(v: Verdict, ops: OpSummary, subject: str | None = None)
                 op_kinds=ops.names, flops=v.flops or 0.0, bytes=v.bytes or 0.0, floor_ms=v.floor_ms,
                 runtime_ms=v.runtime_ms, kernel_count=launches or ops.compute_ops, kernels=kernels,
                 subject=subject, gpu=v.gpu_name, busy_ms=total / 1e3 if total else None,
-                ncu_status="not run: the reviewer's breakdown")
+                ncu_status=f"not run: {why}")
     if total and v.runtime_ms and launches:
         p.launch_gap_us = max(0.0, v.runtime_ms * 1e3 - total) / launches
         p.notes.append("breakdown from one call without an L2 flush: idle time is an upper bound")
     return finish(p)
 
 
-def static_profile(ops: OpSummary, work: tuple[float, float] | None) -> Profile:
+def static_profile(ops: OpSummary, work: tuple[float, float] | None, why: str = "no GPU") -> Profile:
     """No GPU: structure, ops, FLOPs and bytes; the floor on the reference H200's ceilings."""
     flops, nbytes = work or (0.0, 0.0)
     bw, peak = C.REFERENCE_BANDWIDTH_GBS, C.REFERENCE_FP32_TFLOPS
     p = Profile(source="static", bottleneck="memory-bound", structures=ops.structures, op_kinds=ops.names,
                 flops=flops, bytes=nbytes, kernel_count=max(1, ops.compute_ops), bandwidth_gbs=bw,
                 peak_tflops=peak, floor_ms=max(nbytes / (bw * 1e6), flops / (peak * 1e9)),
-                ncu_status="not run: no GPU")
+                ncu_status=f"not run: {why}")
     p.notes.append(f"static profile: floor on the {C.REFERENCE_GPU}'s measured ceilings, kernel count = "
                    "operators launched eagerly")
     if work is None:
         p.notes.append("FLOPs and bytes unknown: the forward needs real data (cannot run on the meta device)")
     return finish(p)
+
+
+def counters_note(p: Profile) -> str | None:
+    """One line saying that the hot kernels have no Nsight Compute counters and why (None: every
+    hot kernel ncu can measure has them; copies and memsets never do)."""
+    status = p.ncu_status or "not run"
+    if p.source == "static":
+        return f"static profile: no Nsight Compute counters and no measured kernels ({status})"
+    if not status.startswith("ok"):
+        return f"no Nsight Compute counters ({status}): limiters from kernel times and geometry only"
+    missing = [k for k in hot_kernels(p.kernels) if k.kind == "kernel" and not has_counters(k)]
+    if missing:
+        return (f"ncu ran ({status}) but {len(missing)} hot kernel(s) got no counters: "
+                + ", ".join(base_name(k.name)[:60] for k in missing))
+    return None
 
 
 # ---- the node -------------------------------------------------------------------------------
@@ -241,19 +269,42 @@ def profiler(state: GraphState) -> dict[str, Any]:
         return {"profile": prev}  # nothing changed since the last profile
     ops = op_summary(state.problem.source, state.problem.path)
     failed = None
-    clock_left = s.wall_clock_s - state.elapsed_s
-    if s.device == "cuda" and cand is not None and shutil.which("ncu") and clock_left >= MIN_CLOCK_LEFT_S \
-            and s.profile_budget_s > 0:
+    why = skip_reason(s.device, cand is not None, s.wall_clock_s - state.elapsed_s, s.profile_budget_s)
+    if why is None and cand is not None:
         r = profile(state.problem.source, cand.source,
-                    ProfileOptions(size=s.size, precision=s.precision, budget_s=s.profile_budget_s),
+                    ProfileOptions(size=s.size, precision=s.precision, budget_s=s.profile_budget_s,
+                                   work=known_work(verdict)),
                     problem_name=state.problem.path, candidate_name=f"candidate_{cand.hash}.py")
         if r.ok:
             return {"profile": profile_from_result(r, ops, subject)}
+        why = "the profiling child failed"
         failed = f"profiling child failed ({r.reason}); from the reviewer's breakdown instead"
     if s.device == "cuda" and verdict.kernel_breakdown:
-        p = profile_from_verdict(verdict, ops, subject)
+        p = profile_from_verdict(verdict, ops, subject, why or "")
     else:
-        p = static_profile(ops, static_work(state.problem.source, state.problem.path))
+        p = static_profile(ops, static_work(state.problem.source, state.problem.path), why or "")
     if failed:
         p.notes.append(failed)
     return {"profile": p}
+
+
+def known_work(verdict: Verdict) -> list[float] | None:
+    """[FLOPs, bytes] the evaluation counted for this problem, size and policy, or None."""
+    if verdict.flops is None or verdict.bytes is None:
+        return None
+    return [verdict.flops, verdict.bytes]
+
+
+def skip_reason(device: str, has_candidate: bool, clock_left_s: float, budget_s: float) -> str | None:
+    """Why the profiling child (and with it Nsight Compute) does not run; None when it does."""
+    if device != "cuda":
+        return "no GPU"
+    if not has_candidate:
+        return "no candidate"
+    if shutil.which("ncu") is None:
+        return "ncu not found on PATH"
+    if budget_s <= 0:
+        return "profiling disabled (profile_budget_s = 0)"
+    if clock_left_s < MIN_CLOCK_LEFT_S:
+        return f"{clock_left_s:.0f} s left on the run's clock, a profile needs ~{MIN_CLOCK_LEFT_S:g}"
+    return None

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from ..authors.prune import PruneError, prune
 from ..eval.problem import ProblemError, apply_size
 from ..state.graph_state import GraphState, Pruning, Verdict
+from ..state.output import plural
 from ..state.records import Candidate
 
 
@@ -74,5 +75,5 @@ def prune_best(state: GraphState, verdict: Verdict,
                                     "the unpruned file is delivered"), None
     return Pruning(**base, applied=True, source=pruned.source, removed=pruned.removed, raises=pruned.raises,
                    lines_after=_lines(pruned.source), bytes_after=len(pruned.source.encode()),
-                   note=f"pruned to the {len(pruned.kernels)} kernel(s) launched when verified for {where}; "
-                        f"{pruned.raises} path(s) other shapes take raise RuntimeError"), v
+                   note=f"pruned to the {plural(len(pruned.kernels), 'kernel')} launched when verified for "
+                        f"{where}; {plural(pruned.raises, 'path')} other shapes take raise RuntimeError"), v

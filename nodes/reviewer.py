@@ -1,10 +1,15 @@
-"""Reviewer: runs the candidate through the evaluator (in a child process) and logs the attempt.
+"""Reviewer: runs the round's candidates through the evaluator (in child processes) and logs one
+attempt each.
 
-A correct candidate that beats the best so far (by `min_gain` and the measured timing noise, or
-by being the first correct one) becomes the new best; a candidate byte-identical to one already
-judged in this thread is not evaluated again (its earlier verdict is logged as a repeat); the
-best correct candidate is never lost. Skill experience is
-written back to long-term memory after every attempt that applied a skill.
+A round's variants are judged together (eval.api.evaluate_many: one judge session); a correct
+candidate that beats the best so far (by `min_gain` and the measured timing noise, or by being the
+first correct one) becomes the new best, the fastest such variant of the round; a candidate
+byte-identical to one already judged in this thread is not evaluated again (its earlier verdict is
+logged as a repeat); the best correct candidate is never lost. Timing: the thread's first
+evaluation runs the full protocol and times eager and torch.compile; later ones reuse those
+baselines (EvalOptions.known_baselines) and time only as much as ranking needs ('rank'); finalize
+re-times the delivered candidate in full on a GPU. Skill experience, per variant, is written back
+to long-term memory after every attempt that applied a skill.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import sys
 import time
 from typing import Any
 
-from ..eval.api import evaluate
+from ..eval.api import evaluate, evaluate_many
 from ..eval.types import EvalOptions
+from ..skill_index.stats import CPU
 from ..state.graph_state import GraphState, Verdict
-from ..state.records import ATTEMPT_FIELDS, Attempt, source_hash
+from ..state.records import ATTEMPT_FIELDS, Attempt, Candidate, source_hash
+from .repeats import earlier_evaluation, repeat_attempt, repeat_verdict
 from .runtime import get_index
 
 _OUTCOME = {"static": "static-reject", "load": "compile-error", "compile": "compile-error",
@@ -53,35 +60,6 @@ def is_better(new: Verdict, best: Verdict | None, min_gain: float) -> bool:
     return new.runtime_ms * need < best.runtime_ms
 
 
-_NO_SOURCE = source_hash("")  # attempts where the author produced nothing carry this hash
-
-
-def earlier_evaluation(state: GraphState, h: str) -> int | None:
-    """Index of the attempt that already evaluated source hash `h` in this thread, if any."""
-    for i, a in enumerate(state.attempts):
-        if a.source_hash == h and h != _NO_SOURCE and a.repeat_of is None and a.stage != "author":
-            return i
-    return None
-
-
-def repeat_verdict(earlier: Attempt, index: int, cpu: bool) -> Verdict:
-    """The earlier verdict of the same source, as the attempts log kept it, marked as a repeat."""
-    return Verdict(correct=earlier.outcome == "correct", stage=earlier.stage,
-                   reason=f"the same source as attempt {index} (round {earlier.round}): its verdict, "
-                          "not evaluated again", failed_checks=earlier.failed_checks,
-                   runtime_ms=earlier.runtime_ms, eager_ms=earlier.eager_ms, compile_ms=earlier.compile_ms,
-                   timing_is_cpu=cpu)
-
-
-def _repeat(state: GraphState, cand: Any, index: int) -> dict[str, Any]:
-    earlier = state.attempts[index]
-    attempt = earlier.model_copy(update={"round": state.round, "node": state.node, "skill_id": cand.skill_id,
-                                         "params": cand.params, "note": cand.note, "repeat_of": index,
-                                         "tokens": cand.author_state.tokens, "eval_s": None})
-    return {"verdict": repeat_verdict(earlier, index, state.settings.device != "cuda"), "attempts": [attempt],
-            "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
-
-
 def known_work(state: GraphState) -> list[float] | None:
     """Pure: [FLOPs, bytes] of the reference's forward as an earlier evaluation in this thread
     counted them (one problem, size and policy per thread), so later ones skip the count."""
@@ -91,72 +69,137 @@ def known_work(state: GraphState) -> list[float] | None:
     return None
 
 
-def evaluate_candidate(state: GraphState, source: str, baselines: bool) -> Verdict:
+def timing_mode(state: GraphState) -> str:
+    """Pure: 'full' for the thread's first evaluation, 'rank' for every later candidate (ranking
+    against the best needs fewer timed runs; the delivered one is re-timed in full)."""
+    judged = any(a.stage not in ("", "author") and a.repeat_of is None for a in state.attempts)
+    return "rank" if judged else "full"
+
+
+def known_baselines(state: GraphState) -> list[float | None] | None:
+    """Pure: the eager / torch.compile times this thread's first timed evaluation measured (same
+    problem, size, policy and device), to be reused; None before one, or without baselines."""
+    return list(state.baselines) if state.settings.baselines and state.baselines else None
+
+
+def _options(state: GraphState, baselines: bool, mode: str, known: list[float | None] | None) -> EvalOptions:
     s = state.settings
-    opts = EvalOptions(device=s.device, size=s.size, trials=s.trials, timeout_s=s.eval_timeout_s,
+    return EvalOptions(device=s.device, size=s.size, trials=s.trials, timeout_s=s.eval_timeout_s,
                        baselines=baselines, precision=s.precision, profile=s.device == "cuda",
-                       work=known_work(state))
-    result = evaluate(state.problem.source, source, opts, problem_name=state.problem.path,
-                      candidate_name=f"candidate_{source_hash(source)}.py")
-    return Verdict.of(result)
+                       work=known_work(state), known_baselines=known, timing_mode=mode)
 
 
-def reuse_baselines(v: Verdict, earlier: Verdict | None) -> Verdict:
-    """Pure: give `v` the eager / compile times of an earlier run, marked as reused."""
-    if not v.correct or earlier is None or earlier.eager_ms is None or not v.runtime_ms:
-        return v
-    update: dict[str, Any] = {"eager_ms": earlier.eager_ms, "compile_ms": earlier.compile_ms,
-                              "baselines_reused": True}
-    if not v.timing_is_cpu:  # CPU timings under Triton's interpreter are no speedups (eval's rule)
-        update["speedup_vs_eager"] = earlier.eager_ms / v.runtime_ms
-        update["speedup_vs_compile"] = earlier.compile_ms / v.runtime_ms if earlier.compile_ms else None
-    return v.model_copy(update=update)
+def _verdict(result: Any, mode: str, known: list[float | None] | None) -> Verdict:
+    return Verdict.of(result).model_copy(update={"timing_mode": mode, "baselines_reused": known is not None})
 
 
-def reviewer(state: GraphState) -> dict[str, Any]:
-    cand = state.candidate
-    assert cand is not None, "reviewer needs a candidate"
-    s = state.settings
-    index = earlier_evaluation(state, source_hash(cand.source))
-    if index is not None:  # byte-identical to a judged candidate: its verdict stands, the planner moves on
-        return _repeat(state, cand, index)
-    # Baselines are timed once per run (torch.compile costs seconds to a minute); later
-    # candidates are ranked against the same numbers and finalize re-times the winner.
-    known = state.best_verdict if state.best_verdict and state.best_verdict.eager_ms else None
-    t0 = time.perf_counter()
-    v = evaluate_candidate(state, cand.source, baselines=s.baselines and known is None)
-    eval_s = round(time.perf_counter() - t0, 2)
-    if s.baselines and known is not None:
-        v = reuse_baselines(v, known)
+def evaluate_candidate(state: GraphState, source: str, baselines: bool, mode: str = "full",
+                       known: list[float | None] | None = None) -> Verdict:
+    """One candidate; by default the full protocol with its own baselines (finalize's re-time)."""
+    result = evaluate(state.problem.source, source, _options(state, baselines, mode, known),
+                      problem_name=state.problem.path, candidate_name=f"candidate_{source_hash(source)}.py")
+    return _verdict(result, mode, known)
+
+
+def evaluate_batch(state: GraphState, sources: list[str], mode: str,
+                   known: list[float | None] | None) -> list[Verdict]:
+    """A round's variants in one call (one judge session), a verdict each, in order."""
+    opts = _options(state, state.settings.baselines, mode, known)
+    results = evaluate_many(state.problem.source, sources, opts, problem_name=state.problem.path,
+                            candidate_names=[f"candidate_{source_hash(src)}.py" for src in sources])
+    return [_verdict(r, mode, known) for r in results]
+
+
+def attempt_of(state: GraphState, cand: Candidate, v: Verdict, eval_s: float | None) -> Attempt:
+    """The attempt logged for an evaluated candidate (speedups None under CPU timing)."""
     error = None
     if not v.correct:
         error = f"[{v.stage}] {v.reason}" + (f"\n{v.log_tail[-1500:]}" if v.log_tail else "")
     kept = {k: getattr(v, k) for k in ATTEMPT_FIELDS}
     if v.timing_is_cpu:  # CPU timings under Triton's interpreter are no speedups (eval's rule)
         kept.update(speedup_vs_eager=None, speedup_vs_compile=None)
-    attempt = Attempt(round=state.round, node=state.node, skill_id=cand.skill_id, params=cand.params,
-                      source_hash=source_hash(cand.source), outcome=outcome_of(v), error=error, **kept,
-                      profile_signature=state.profile.signature if state.profile else None, note=cand.note,
-                      tokens=cand.author_state.tokens, eval_s=eval_s)
-    update: dict[str, Any] = {"verdict": v, "attempts": [attempt],
+    return Attempt(round=state.round, node=state.node, skill_id=cand.skill_id, params=cand.params,
+                   source_hash=source_hash(cand.source), outcome=outcome_of(v), error=error, **kept,
+                   profile_signature=state.profile.signature if state.profile else None, note=cand.note,
+                   tokens=cand.author_state.tokens, eval_s=eval_s)
+
+
+Judged = tuple[Candidate, Verdict, Attempt]
+
+
+def judge(state: GraphState, batch: list[Candidate]) -> list[Judged]:
+    """Each candidate's verdict and attempt: repeats from the log, the rest evaluated together."""
+    s = state.settings
+    earlier = [earlier_evaluation(state, source_hash(c.source)) for c in batch]
+    fresh = [c.source for c, e in zip(batch, earlier, strict=True) if e is None]
+    mode, known = timing_mode(state), known_baselines(state)
+    t0 = time.perf_counter()
+    if len(fresh) > 1:
+        verdicts = evaluate_batch(state, fresh, mode, known)
+    else:
+        verdicts = [evaluate_candidate(state, src, s.baselines, mode, known) for src in fresh]
+    eval_s = round((time.perf_counter() - t0) / max(1, len(fresh)), 2)
+    out: list[Judged] = []
+    it = iter(verdicts)
+    for cand, index in zip(batch, earlier, strict=True):
+        if index is None:
+            v = next(it)
+            out.append((cand, v, attempt_of(state, cand, v, eval_s)))
+        else:
+            v = repeat_verdict(state.attempts[index], index, s.device != "cuda")
+            out.append((cand, v, repeat_attempt(state, cand, index)))
+    return out
+
+
+def pick(judged: list[Judged], best: Verdict | None, min_gain: float) -> tuple[Judged | None, Judged]:
+    """Pure: (the new best, if any: the candidate that beats the best and every variant before it;
+    the one the graph goes on with: the new best, else the first correct, else the first failing
+    evaluated one, which a repair may fix). Repeats never become the best."""
+    winner = None
+    for j in judged:
+        if j[2].repeat_of is None and is_better(j[1], best, min_gain):
+            winner, best = j, j[1]
+    fresh = [j for j in judged if j[2].repeat_of is None]
+    shown = winner or next((j for j in fresh if j[1].correct), None) or (fresh or judged)[0]
+    return winner, shown
+
+
+def reviewer(state: GraphState) -> dict[str, Any]:
+    batch = state.candidates or ([state.candidate] if state.candidate is not None else [])
+    assert batch, "reviewer needs a candidate"
+    s = state.settings
+    judged = judge(state, batch)
+    winner, shown = pick(judged, state.best_verdict, s.min_gain)
+    # The one the graph goes on with is logged last: routing and repairs read the latest attempt.
+    update: dict[str, Any] = {"verdict": shown[1], "candidate": shown[0], "candidates": [],
+                              "attempts": [j[2] for j in judged if j is not shown] + [shown[2]],
                               "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
-    better = is_better(v, state.best_verdict, s.min_gain)
-    if better:
-        update["best"], update["best_verdict"] = cand, v
-    # A skill's application ends when its candidate is correct or its repairs are spent.
-    if cand.skill_id and (v.correct or state.repairs >= s.repairs):
-        _learn(state, cand.skill_id, v)
+    if winner is not None:
+        update["best"], update["best_verdict"] = winner[0], winner[1]
+    if state.baselines is None:
+        timed = next((v for _, v, a in judged if a.repeat_of is None and v.eager_ms is not None), None)
+        if timed is not None:
+            update["baselines"] = [timed.eager_ms, timed.compile_ms]
+    for j in judged:
+        cand, v, a = j
+        # A skill's application ends when its candidate is correct or its repairs are spent; a
+        # variant the graph does not go on with ends here.
+        ends = v.correct or j is not shown or state.repairs >= s.repairs
+        if cand.skill_id and a.repeat_of is None and ends:
+            _learn(state, cand, v)
     return update
 
 
-def _learn(state: GraphState, skill_id: str, v: Verdict) -> None:
-    """Experience: did applying this skill help on this kind of kernel, on this GPU?"""
+def _learn(state: GraphState, cand: Candidate, v: Verdict) -> None:
+    """Experience: did applying this skill (and variant) help on this kind of kernel, on this GPU?
+    On the CPU it is a try only: the interpreter's timings are never gains."""
     base = speed(state.best_verdict)
-    gain = base / v.runtime_ms if v.correct and base and v.runtime_ms else None
+    cpu = v.timing_is_cpu or not v.gpu_name
+    gain = base / v.runtime_ms if v.correct and base and v.runtime_ms and not cpu else None
     profile = state.profile
     structure = profile.structures[0] if profile and profile.structures else "multi-kernel-graph"
-    gpu = v.gpu_name or "cpu"
     try:
-        get_index().record_outcome(skill_id, structure, gpu, gain, v.correct)
+        get_index().record_outcome(cand.skill_id, structure, CPU if cpu else v.gpu_name, gain, v.correct,
+                                   cand.params)
     except Exception as e:  # learning must never break a run; say so on stderr
         print(f"kernelskill: could not record skill experience: {e}", file=sys.stderr)

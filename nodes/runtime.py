@@ -63,4 +63,4 @@ def get_index() -> SkillIndex:
     from ..skill_index.index import SkillIndex
 
     paths = config().paths
-    return SkillIndex(persist_dir=paths.skill_index, stats_path=paths.skill_stats)
+    return SkillIndex(persist_dir=paths.skill_index, stats_path=paths.skill_stats, state_db=paths.state_db)

@@ -1,7 +1,8 @@
 """Nsight Compute on the kernels that dominate one forward: the command line and its CSV, parsed.
 
 ncu runs with `--clock-control none` (the clocks timed runs see), `--profile-from-start off`
-(only the forward between cudaProfilerStart/Stop is profiled) and a curated set of sections:
+(only the forward between cudaProfilerStart/Stop is profiled), `--graph-profiling node` (a kernel
+launched by a CUDA-graph replay is profiled as a kernel of its own) and a curated set of sections:
 throughput as % of peak (DRAM, L2, L1, SM), occupancy and its limiter, registers, spills, warp
 stalls, the busiest pipe. `--csv --page details` prints one row per (kernel, metric) and one per
 rule; both are parsed here into an `NcuKernel` per profiled launch. Standard library only.
@@ -85,10 +86,15 @@ class NcuKernel:
 
 
 def command(ncu: str, out_args: list[str], *, kernel_regex: str | None, launch_count: int,
-            metrics: bool = True) -> list[str]:
-    """The ncu invocation in front of `out_args` (the target process's command line)."""
+            metrics: bool = True, graph_nodes: bool = True) -> list[str]:
+    """The ncu invocation in front of `out_args` (the target process's command line).
+
+    `graph_nodes`: ask for `--graph-profiling node` explicitly (the default where ncu knows the
+    option; an older ncu refuses it, and the profiler retries without it)."""
     cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "details",
            "--launch-count", str(launch_count)]
+    if graph_nodes:
+        cmd += ["--graph-profiling", "node"]
     for s in SECTIONS:
         cmd += ["--section", s]
     if metrics:
@@ -218,6 +224,11 @@ def failure(text: str) -> str | None:
     if any("ERR_NVGPUCTRPERM" in e for e in errors):
         return "no permission to read GPU performance counters (ERR_NVGPUCTRPERM)"
     return errors[0][:200] if errors else None
+
+
+def unknown_option(text: str, option: str) -> bool:
+    """True when ncu refused a command-line option (an older ncu than the one it was written for)."""
+    return any(option in ln for ln in text.splitlines() if ln.startswith("==ERROR=="))
 
 
 def unknown_metric(text: str) -> bool:

@@ -134,7 +134,12 @@ def ncu_selection(launches: list[Launch], tl: Timeline, max_launches: int) -> tu
 
 def attach_ncu(tl: Timeline, launches: list[Launch], rows: list[NcuKernel], regex: str | None) -> int:
     """Pair ncu's rows (launch order) with the timeline's launches by base name; each kernel gets
-    the metrics of its longest profiled launch. Returns the number of kernels that got metrics."""
+    the metrics of its longest profiled launch. Returns the number of kernels that got metrics.
+
+    The two forwards need not launch exactly the same kernels: the timeline's forward may replay a
+    CUDA graph (with its input copies) where ncu profiled the same kernels launched without replay.
+    A launch ncu did not profile is passed over, and a row with no launch of its name ahead is
+    dropped without losing the rows after it."""
     pattern = re.compile(regex) if regex else None
     pool = [x for x in launches
             if x.kind == "kernel" and (pattern is None or pattern.search(base_name(x.name)))]
@@ -142,14 +147,13 @@ def attach_ncu(tl: Timeline, launches: list[Launch], rows: list[NcuKernel], rege
     j = 0
     for row in rows:
         want = base_name(row.name)
-        while j < len(pool) and base_name(pool[j].name) != want:
-            j += 1
-        if j == len(pool):
-            break
-        x = pool[j]
+        at = next((i for i in range(j, len(pool)) if base_name(pool[i].name) == want), None)
+        if at is None:
+            continue
+        x = pool[at]
         if x.dur_us >= best.get(x.name, (-1.0, row))[0]:
             best[x.name] = (x.dur_us, row)
-        j += 1
+        j = at + 1
     for k in tl.kernels:
         if k.name in best:
             k.ncu = best[k.name][1]

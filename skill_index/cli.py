@@ -52,7 +52,8 @@ def add_skills_parser(subparsers: argparse._SubParsersAction,
                              "matmuls fp32)")
     search.add_argument("--inference", action="store_true", help="the model runs in eval mode")
     search.add_argument("--guardrails", action="store_true", help="include guardrail skills in the ranking")
-    sub.add_parser("stats", parents=[common], help="experience table: tries, wins, mean gain", **fmt("stats"))
+    sub.add_parser("stats", parents=[common], help="experience table: tries, wins, mean gain per skill, "
+                   "variant and device", **fmt("stats"))
     parser.set_defaults(func=run_skills_command)
     return parser
 
@@ -101,11 +102,16 @@ def _search(args: argparse.Namespace) -> None:
 
 def _stats(args: argparse.Namespace) -> None:
     records = ExperienceStats(args.stats_path or cache_home() / "skill_stats.json").records()
-    data = [{**r.model_dump(mode="json"), "mean_gain": r.mean_gain} for r in records]
-    lines = [f"{'skill':<34} {'structure':<18} {'gpu':<12} {'tries':>5} {'wins':>5} {'gain':>6}"]
+    data = [{**r.model_dump(mode="json"), "mean_gain": r.mean_gain,
+             "device": r.gpu if r.timed else "cpu (interpreter: tries only, no timing)"} for r in records]
+    lines = [f"{'skill':<34} {'structure':<18} {'device':<12} {'tries':>5} {'wins':>5} {'gain':>6}  variant"]
     for r in records:
         gain = f"{r.mean_gain:.2f}x" if r.mean_gain is not None else "-"
-        lines.append(f"{r.skill_id:<34} {r.structure:<18} {r.gpu:<12} {r.tries:>5} {r.wins:>5} {gain:>6}")
+        wins = str(r.wins) if r.timed else "-"
+        lines.append(f"{r.skill_id:<34} {r.structure:<18} {r.gpu:<12} {r.tries:>5} {wins:>5} {gain:>6}  "
+                     f"{r.variant or '(any)'}")
+    if any(not r.timed for r in records):
+        lines.append("cpu rows: timed by Triton's interpreter, so they count tries only, never wins or gains")
     _emit(args, data, lines if records else ["no outcomes recorded yet"])
 
 

@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -20,9 +20,10 @@ from .facts import QueryFacts, query_facts
 from .gating import Policy, gate
 from .library import default_skills_dir, load_skills
 from .query_cache import CACHE_FILE, CachedEmbedder
-from .ranking import score
-from .schema import Skill, SkillError
-from .stats import ExperienceStats, StatRecord
+from .ranking import score, variant_order
+from .schema import Skill, SkillError, variant_key
+from .stats import StatRecord
+from .stats_sql import open_stats
 from .store import SkillStore, SyncReport
 
 if TYPE_CHECKING:
@@ -59,10 +60,12 @@ class SkillIndex:
     """Skills from `skills_dir`, embedded into Chroma at `persist_dir`, re-ranked by `stats_path`."""
 
     def __init__(self, skills_dir: Path | None = None, persist_dir: Path | None = None,
-                 stats_path: Path | None = None, *, embedder: Embedder | None = None) -> None:
+                 stats_path: Path | None = None, *, embedder: Embedder | None = None,
+                 state_db: str | None = None) -> None:
         self.skills_dir = skills_dir or default_skills_dir()
         self.persist_dir = persist_dir or cache_home() / "skill_index"
-        self.stats = ExperienceStats(stats_path or cache_home() / "skill_stats.json")
+        # A PostgreSQL state database holds the statistics for every host; else the JSON file.
+        self.stats = open_stats(stats_path or cache_home() / "skill_stats.json", state_db)
         self.embedder = embedder or MiniLMEmbedder()
         # Queries repeat (the same profile signature on every resume, bench rerun or CLI search):
         # their vectors are cached beside the collection, so a repeat never loads the model. A new
@@ -145,8 +148,24 @@ class SkillIndex:
         out = {sid: gate(s, facts, policy) for sid, s in self.skills.items()}
         return {sid: why for sid, why in out.items() if why is not None}
 
-    def record_outcome(self, skill_id: str, structure: str, gpu: str,
-                       speedup: float | None, correct: bool) -> StatRecord:
+    def allowed(self, *, allow_tf32: bool = False, training: bool = True) -> list[Skill]:
+        """Technique skills the run's policy permits, whatever the profile says (the planner's last
+        fallback: any template the author can apply)."""
+        facts, policy = QueryFacts(text=""), Policy(allow_tf32, training)
+        return [s for s in self.skills.values() if s.kind == "technique" and gate(s, facts, policy) is None]
+
+    def variants(self, skill_id: str, structures: Iterable[str] = (), gpu: str | None = None
+                 ) -> list[dict[str, Any]]:
+        """The skill's variants (default first when untried), ordered by their experience on these
+        structures and this GPU (ranking.variant_order)."""
+        skill = self.skills.get(skill_id)
+        found = skill.all_variants() if skill is not None else [{}]
+        wanted = list(structures)
+        return variant_order(found, lambda v: self.stats.experience(skill_id, wanted, gpu, variant_key(v)))
+
+    def record_outcome(self, skill_id: str, structure: str, gpu: str, speedup: float | None,
+                       correct: bool, variant: dict[str, Any] | None = None) -> StatRecord:
         """Learn from one finished attempt (see stats.ExperienceStats.record_outcome)."""
         self.get(skill_id)
-        return self.stats.record_outcome(skill_id, structure, gpu, speedup, correct)
+        return self.stats.record_outcome(skill_id, structure, gpu, speedup, correct,
+                                         variant_key(variant or {}))

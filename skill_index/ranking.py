@@ -28,11 +28,15 @@ structure and bottleneck terms 37/38 each. Embedding the raw signature instead o
   unlucky run should not outweigh what the profile says.
 - The gain term prefers skills whose wins were large (2x counts fully, 1.1x barely), damped by
   the same tries / (tries + 2) confidence, and capped so a single huge win cannot dominate.
+- Only tries timed on a GPU count: the CPU interpreter's timings say nothing about speed.
+- The same adjustment, on one variant's rows, orders the variants a round tries (`variant_order`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 from .stats import Experience
 
@@ -45,16 +49,27 @@ W_GAIN = 0.05
 
 
 def win_probability(exp: Experience) -> float:
-    """Laplace-smoothed win rate: the posterior mean under a uniform prior."""
-    return (exp.wins + 1) / (exp.tries + 2)
+    """Laplace-smoothed win rate over the tries timed on a GPU: the posterior mean under a uniform
+    prior (CPU tries have no timing, so they are no evidence either way)."""
+    return (exp.wins + 1) / (exp.tries - exp.untimed + 2)
 
 
 def experience_adjustment(exp: Experience) -> float:
+    timed = exp.tries - exp.untimed
     adj = W_WIN * 2.0 * (win_probability(exp) - 0.5)
-    if exp.mean_gain is not None and exp.tries:
+    if exp.mean_gain is not None and timed:
         log_gain = max(-1.0, min(1.0, math.log2(exp.mean_gain)))
-        adj += W_GAIN * log_gain * exp.tries / (exp.tries + 2)
+        adj += W_GAIN * log_gain * timed / (timed + 2)
     return adj
+
+
+def variant_order(variants: list[dict[str, Any]], experience: Callable[[dict[str, Any]], Experience]
+                  ) -> list[dict[str, Any]]:
+    """Variants of one skill, the best by experience first; ties (no history) keep the declared
+    order, so an untried library starts with the default and then the author's own order."""
+    adj = [experience_adjustment(experience(v)) for v in variants]
+    return [v for _, _, v in sorted(zip((-a for a in adj), range(len(variants)), variants, strict=True),
+                                   key=lambda t: (t[0], t[1]))]
 
 
 def score(similarity: float, structure_match: bool, bottleneck_match: bool, op_match: bool,

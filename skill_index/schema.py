@@ -6,9 +6,10 @@ hand first so the message lists the allowed words instead of pydantic's long uni
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -20,6 +21,11 @@ SENTENCE_END_RE = re.compile(r"[.!?](?:\s|$)")
 REQUIRED_SECTIONS = ("## When", "## How", "## Pitfalls", "## How to verify")
 
 Scalar = int | float | str | bool
+
+
+def variant_key(params: dict[str, Any]) -> str:
+    """A variant's identity in statistics and logs: its parameters as canonical JSON ('{}': default)."""
+    return json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
 
 
 class SkillError(Exception):
@@ -81,6 +87,9 @@ class SkillMeta(BaseModel):
     expected: dict[str, str] = Field(min_length=1, description="metric -> how it moves, roughly")
     conflicts: list[str] = Field(default_factory=list, description="Skill ids not to combine with")
     params: dict[str, list[Scalar]] = Field(default_factory=dict, description="Tunables and candidates")
+    variants: list[dict[str, Any]] = Field(
+        default_factory=list, description="The moves a round may try: each a small dict of parameters the "
+        "skill's template reads (ctx.params); the default (no parameters) is always the first")
 
     @field_validator("id")
     @classmethod
@@ -123,6 +132,23 @@ class SkillMeta(BaseModel):
             if not values:
                 raise ValueError(f"{name!r} has no candidate values")
         return v
+
+    @field_validator("variants")
+    @classmethod
+    def _variants(cls, v: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen: set[str] = set()
+        for i, variant in enumerate(v):
+            if not variant:
+                raise ValueError(f"variant {i} is empty (the default variant is implied, do not list it)")
+            key = variant_key(variant)
+            if key in seen:
+                raise ValueError(f"variant {i} repeats an earlier one: {key}")
+            seen.add(key)
+        return v
+
+    def all_variants(self) -> list[dict[str, Any]]:
+        """The default (no parameters) first, then the declared variants, in declared order."""
+        return [{}, *(dict(x) for x in self.variants)]
 
 
 class Skill(SkillMeta):

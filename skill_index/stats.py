@@ -1,9 +1,13 @@
-"""Experience statistics: how each skill fared per (kernel structure, GPU), persisted as JSON.
+"""Experience statistics: how each skill and variant fared per (kernel structure, device),
+persisted as JSON.
 
 Every finished attempt calls `record_outcome`. A *win* is a correct candidate faster than the
 previous best (speedup > 1.0); the mean gain is the geometric mean of the speedups of correct
-attempts. The file is re-read under a lock before each update and replaced atomically
-(write a temp file, then rename), so parallel runs and crashes never leave it half-written.
+attempts. Timings from the CPU (Triton's interpreter) are never gains: a CPU attempt counts as a
+try only, and CPU rows of older files are read the same way, so a CPU smoke run cannot change what
+the planner picks on a GPU. The file is re-read under a lock before each update and replaced
+atomically (write a temp file, then rename), so parallel runs and crashes never leave it
+half-written. Files written before variants existed load unchanged (their rows have variant '').
 """
 
 from __future__ import annotations
@@ -27,20 +31,31 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
 
+CPU = "cpu"
+"""The device name of attempts timed on the CPU: tries only, never gains."""
+
+
 class StatRecord(BaseModel):
-    """Counts for one (skill, structure, gpu)."""
+    """Counts for one (skill, variant, structure, device)."""
 
     skill_id: str
     structure: Structure
-    gpu: str
+    gpu: str = Field(description="GPU name, or 'cpu' (interpreter: tries only)")
+    variant: str = Field(default="", description="The variant's parameters as canonical JSON ('{}': the "
+                         "default); '' in rows written before variants were recorded")
     tries: int = 0
     wins: int = 0
     gains: int = Field(default=0, description="Correct attempts with a measured speedup")
     log_gain_sum: float = Field(default=0.0, description="Sum of ln(speedup) over those attempts")
 
     @property
+    def timed(self) -> bool:
+        """Were its timings measured on a GPU (so its wins and gains count)?"""
+        return self.gpu != CPU
+
+    @property
     def mean_gain(self) -> float | None:
-        return math.exp(self.log_gain_sum / self.gains) if self.gains else None
+        return math.exp(self.log_gain_sum / self.gains) if self.gains and self.timed else None
 
 
 class StatsFile(BaseModel):
@@ -56,12 +71,19 @@ class Experience:
     wins: int = 0
     mean_gain: float | None = None
     scope: str = ""  # e.g. "row-reduction" or "all structures"
+    devices: tuple[str, ...] = ()
+    """Where the counted tries ran (GPU names; 'cpu' tries count no wins or gains)."""
+    untimed: int = 0
+    """Tries timed on the CPU: in `tries`, never wins or gains."""
 
     def describe(self) -> str:
         if not self.tries:
             return f"no history on {self.scope}"
         gain = f", mean gain {self.mean_gain:.2f}x" if self.mean_gain is not None else ""
-        return f"{self.wins}/{self.tries} wins on {self.scope}{gain}"
+        timed = self.tries - self.untimed
+        cpu = f" (+{self.untimed} CPU tries, no timing)" if self.untimed else ""
+        where = f" [from {', '.join(self.devices)}]" if self.devices else ""
+        return f"{self.wins}/{timed} wins on {self.scope}{gain}{cpu}{where}"
 
 
 class ExperienceStats:
@@ -111,36 +133,42 @@ class ExperienceStats:
                 os.unlink(tmp)
             raise
 
-    def record_outcome(self, skill_id: str, structure: str, gpu: str,
-                       speedup: float | None, correct: bool) -> StatRecord:
-        """Count one finished attempt of `skill_id`; speedup is over the previous best (None: not timed)."""
+    def record_outcome(self, skill_id: str, structure: str, gpu: str, speedup: float | None,
+                       correct: bool, variant: str = "") -> StatRecord:
+        """Count one finished attempt of `skill_id` (and `variant`, canonical JSON); speedup is over
+        the previous best (None: not timed). On the CPU (`gpu` 'cpu') it is a try only."""
         with self._locked():
             data = self._load()
-            rec = next((r for r in data.records
-                        if (r.skill_id, r.structure, r.gpu) == (skill_id, structure, gpu)), None)
+            key = (skill_id, structure, gpu, variant)
+            rec = next((r for r in data.records if (r.skill_id, r.structure, r.gpu, r.variant) == key), None)
             if rec is None:
-                rec = StatRecord(skill_id=skill_id, structure=structure, gpu=gpu)
+                rec = StatRecord(skill_id=skill_id, structure=structure, gpu=gpu, variant=variant)
                 data.records.append(rec)
             rec.tries += 1
-            if correct and speedup is not None and speedup > 0:
+            if rec.timed and correct and speedup is not None and speedup > 0:
                 rec.gains += 1
                 rec.log_gain_sum += math.log(speedup)
                 if speedup > 1.0:
                     rec.wins += 1
-            data.records.sort(key=lambda r: (r.skill_id, r.structure, r.gpu))
+            data.records.sort(key=lambda r: (r.skill_id, r.structure, r.gpu, r.variant))
             self._write(data)
             self._data = data
             return rec
 
-    def experience(self, skill_id: str, structures: Iterable[str] = (), gpu: str | None = None) -> Experience:
-        """Sum a skill's records over `structures` (all when empty) on `gpu` (all when None)."""
+    def experience(self, skill_id: str, structures: Iterable[str] = (), gpu: str | None = None,
+                   variant: str | None = None) -> Experience:
+        """Sum a skill's records over `structures` (all when empty) on `gpu` (all when None), for one
+        `variant` (canonical JSON; all when None). CPU rows add tries, never wins or gains."""
         wanted = set(structures)
         rows = [r for r in self.records() if r.skill_id == skill_id
-                and (not wanted or r.structure in wanted) and (gpu is None or r.gpu == gpu)]
+                and (not wanted or r.structure in wanted) and (gpu is None or r.gpu in (gpu, CPU))
+                and (variant is None or r.variant == variant)]
         scope = ", ".join(sorted(wanted)) if wanted else "all structures"
         if gpu is not None:
             scope += f" on {gpu}"
-        gains = sum(r.gains for r in rows)
-        mean = math.exp(sum(r.log_gain_sum for r in rows) / gains) if gains else None
-        return Experience(tries=sum(r.tries for r in rows), wins=sum(r.wins for r in rows),
-                          mean_gain=mean, scope=scope)
+        timed = [r for r in rows if r.timed]
+        gains = sum(r.gains for r in timed)
+        mean = math.exp(sum(r.log_gain_sum for r in timed) / gains) if gains else None
+        return Experience(tries=sum(r.tries for r in rows), wins=sum(r.wins for r in timed),
+                          mean_gain=mean, scope=scope, devices=tuple(sorted({r.gpu for r in rows})),
+                          untimed=sum(r.tries for r in rows if not r.timed))

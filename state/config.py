@@ -34,6 +34,8 @@ class RunConfig(BaseModel):
         "default (PyTorch's: TF32 convolutions, IEEE matmuls), strict (IEEE fp32 everywhere), tf32")
     baselines: bool = Field(True, description="Time eager and torch.compile next to each correct candidate")
     min_gain: float = Field(1.02, description="A candidate replaces the best only if this much faster")
+    variants: int = Field(4, ge=1, description="Variants of the chosen skill a round builds and judges at "
+                          "most (one candidate each, judged together)")
     profile_budget_s: float = Field(25.0, ge=0, description="Seconds for the profiling child (timeline and "
                                     "Nsight Compute) per new best on a GPU; 0: the reviewer's breakdown only")
 
@@ -59,6 +61,10 @@ class PathsConfig(BaseModel):
                               description="Chroma persist directory of the skill index")
     skill_stats: Path = Field(default_factory=lambda: cache_home() / "skill_stats.json",
                               description="Experience statistics written back after every attempt")
+    state_db: str | None = Field(None, description="Where threads and experience statistics persist: "
+                                 "sqlite:///PATH or postgresql://USER@HOST:PORT/DB (one database for a "
+                                 "team and its hosts); default: the SQLite `checkpoints` and JSON "
+                                 "`skill_stats` files")
 
 
 class KernelSkillConfig(BaseModel):

@@ -29,6 +29,9 @@ class Verdict(eval_result_model("EvalVerdict", VERDICT_FIELDS, correct=..., stag
     """Eager / torch.compile times copied from an earlier run of the same problem (to rank
     candidates without re-timing the baselines); finalize re-times the best so that the
     reported speedups are ratios from one run."""
+    timing_mode: str = "full"
+    """The evaluation's timing protocol (EvalOptions.timing_mode): 'rank' timed just enough to rank
+    an intermediate candidate; finalize re-times a delivered one in 'full' on a GPU."""
 
     @classmethod
     def of(cls, result: Any) -> Verdict:
@@ -53,6 +56,8 @@ class RunSettings(BaseModel):
     """Precision policy (eval/precision.py): default, strict or tf32."""
     baselines: bool = True
     min_gain: float = 1.02
+    variants: int = 4
+    """Variants of the chosen skill a round builds and judges at most (one candidate each)."""
     profile_budget_s: float = 25.0
     script: list[str] = Field(default_factory=list)
     """Candidate sources the 'scripted' author replays (tests, demos)."""
@@ -88,12 +93,28 @@ class Pruning(BaseModel):
     bytes_after: int | None = None
 
 
+def _given(obj: Any, field: str) -> Any:
+    """`field` as the caller gave it (a dict's key, a model's explicitly set field), else None."""
+    if isinstance(obj, dict):
+        return obj.get(field)
+    return getattr(obj, field) if isinstance(obj, BaseModel) and field in obj.model_fields_set else None
+
+
+def _with(obj: Any, size: str) -> Any:
+    return {**obj, "size": size} if isinstance(obj, dict) else obj.model_copy(update={"size": size})
+
+
 class GraphState(BaseModel):
     problem: Problem
     settings: RunSettings = Field(default_factory=RunSettings)
     round: int = 0
     candidate: Candidate | None = None
     """The candidate under review (or being repaired)."""
+    candidates: list[Candidate] = Field(default_factory=list)
+    """A round's variants awaiting review together ([]: `candidate` alone); the reviewer clears it."""
+    baselines: list[float | None] | None = None
+    """[eager_ms, compile_ms] as this thread's first timed evaluation measured them: later
+    evaluations reuse them (EvalOptions.known_baselines) instead of timing the reference again."""
     node: str = "generator"
     """Which node produced `candidate`: generator or repairer."""
     verdict: Verdict | None = None
@@ -112,6 +133,23 @@ class GraphState(BaseModel):
     pruning: Pruning | None = None
     """Finalize's pruning of the best candidate; its source is delivered when `applied`."""
     attempts: Annotated[list[Attempt], operator.add] = Field(default_factory=list)
+    plans: Annotated[list[Plan], operator.add] = Field(default_factory=list)
+    """Every plan the planner made, in order: the round-by-round record report.json derives."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_size(cls, data: Any) -> Any:
+        """The size is given once, in settings; problem.size mirrors it (the authors read it there).
+        An input that gives it in both (the served graph's older form) is accepted when they agree."""
+        if not isinstance(data, dict) or data.get("problem") is None:
+            return data
+        problem, settings = data["problem"], data.get("settings")
+        in_problem, in_settings = _given(problem, "size"), _given(settings, "size")
+        if in_problem is not None and in_settings is not None and in_problem != in_settings:
+            raise ValueError(f"problem.size {in_problem!r} disagrees with settings.size {in_settings!r}: "
+                             "give the size once, in settings")
+        size = in_settings or in_problem or RunSettings.model_fields["size"].default
+        return {**data, "problem": _with(problem, size), "settings": _with(settings or {}, size)}
 
     def failed_keys(self) -> set[tuple[str | None, str]]:
         """(skill, params) pairs that already failed on this task: never re-applied."""

@@ -95,6 +95,10 @@ class KernelStat(BaseModel):
     headroom: float | None = Field(default=None, description="Duration over this kernel's own roofline time "
                                    "(its actual DRAM bytes and FLOPs)")
     rationale: str = Field(default="", description="The numbers behind `bottleneck`")
+    limiter: Bottleneck | None = Field(default=None, description="What limits this kernel (set for the "
+                                       "hottest kernels): memory, compute, latency, occupancy or launch")
+    limiter_rationale: str = Field(default="", description="One line: the evidence behind `limiter` and "
+                                   "what the kernel achieved against peak")
 
 
 class Profile(BaseModel):
@@ -133,15 +137,31 @@ class Profile(BaseModel):
                                                 "kernel class")
     rationale: str = Field(default="", description="The numbers behind `bottleneck`")
     ncu_status: str | None = Field(default=None, description="Nsight Compute: 'ok: ...' or why not run")
+    limiter: Bottleneck | None = Field(default=None, description="The hottest kernel's limiter (None: no "
+                                       "kernels, e.g. a static profile); `bottleneck` is the forward's")
+    limiter_rationale: str = Field(default="", description="The hottest kernel's name and its limiter's "
+                                   "evidence")
     notes: list[str] = Field(default_factory=list, description="Caveats a reader of the numbers needs")
 
 
 class Plan(BaseModel):
-    """The planner's choice: exactly one skill to apply next, with its parameters."""
+    """The planner's choice: exactly one skill to apply next, with the variants (parameter sets) of
+    it this round tries; `params` is the first of them."""
 
     skill_id: str
     params: dict[str, Any] = Field(default_factory=dict)
     reason: str = Field(default="", description="Why this skill, in words the log can show")
+    variants: list[dict[str, Any]] = Field(default_factory=list, description="Parameter sets this round "
+                                           "tries, one candidate each, best first ([]: `params` alone)")
+    round: int | None = Field(default=None, description="The round this plan starts")
+    move: str = Field(default="ranked", description="Where the move came from: 'ranked' (the skill index "
+                      "for this profile), 'variant' (untried variants of an applied skill), 'template' "
+                      "(any template the author can apply)")
+    best_ms: float | None = Field(default=None, description="The best candidate's runtime when planned")
+
+    def all_variants(self) -> list[dict[str, Any]]:
+        """The parameter sets to build: `variants`, or `params` alone."""
+        return [dict(v) for v in self.variants] or [dict(self.params)]
 
 
 class _Tried(BaseModel):

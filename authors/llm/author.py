@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
@@ -63,7 +64,8 @@ class LLMAuthor:
         self.chat = connect(self.config, self.endpoint)
 
     # ---- the Author interface -----------------------------------------------------------
-    def can_apply(self, skill_id: str, task: AuthorTask | None = None) -> bool:
+    def can_apply(self, skill_id: str, task: AuthorTask | None = None,
+                  params: dict[str, Any] | None = None) -> bool:
         return True  # the skill's text is grounding enough; no template is required
 
     def generate(self, task: AuthorTask) -> Candidate:

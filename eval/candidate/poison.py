@@ -38,10 +38,11 @@ def fill_poison(t: torch.Tensor) -> None:
 
 
 def capturing_graph(t: torch.Tensor) -> bool:
-    """Is `t` a CUDA tensor made while the current stream records a CUDA graph? A fill issued then
-    is not run but recorded: it would run on every replay of the candidate's graph, timed runs
-    included, while timed plain calls carry none. (Session 34, H200: graph-replayed CNN candidates
-    measured 15-20% slower by the judge than by the same protocol in one process.)"""
+    """Is `t` a CUDA tensor made while the current stream records a CUDA graph? A fill issued then is
+    not run but recorded: it would run on every replay of the candidate's graph, timed runs included,
+    while timed plain calls carry none. (H200, 2026-12-03,
+    problems/measurements/h200-2026-12-03-batchnorm-nhwc/: graph-replayed CNN candidates measured 15-20%
+    slower by the judge than by the same protocol in one process.)"""
     return t.is_cuda and torch.cuda.is_current_stream_capturing()
 
 

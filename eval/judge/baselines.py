@@ -34,15 +34,15 @@ if TYPE_CHECKING:
 
 # EvalOptions.baselines_in: where eager and torch.compile are timed; EvalResult.baselines_in also
 # PROCESS_JUDGE: eager in the process, torch.compile in the judge after it failed there.
-PROCESS, JUDGE, AUTO, PROCESS_JUDGE = "process", "judge", "auto", "process+judge"
+# REUSED: both handed over from an earlier evaluation of the same problem (known_baselines).
+PROCESS, JUDGE, AUTO, PROCESS_JUDGE, REUSED = "process", "judge", "auto", "process+judge", "reused"
 REFERENCE_ALIAS = "\n\nModelNew = Model  # the judge's baseline process times the reference as a candidate\n"
 
 
 def wanted(w: JudgeState) -> bool:
     """Whether this evaluation times its baselines in a process of their own."""
     mode = w.opts.baselines_in
-    return (w.opts.timing and w.opts.baselines
-            and (mode == PROCESS or (mode == AUTO and w.device == "cuda")))
+    return w.opts.times_baselines() and (mode == PROCESS or (mode == AUTO and w.device == "cuda"))
 
 
 def start(w: JudgeState) -> CandidateLink | None:
@@ -87,8 +87,8 @@ def time_in_process(w: JudgeState, link: CandidateLink, timer: Timer, n_sets: in
         eager: CandidateTiming = time_remote(w, remote, timer, n_sets, judged=False)
     except (Rejected, RuntimeError) as e:  # RuntimeError: out of device memory for its buffers
         link.close()  # its memory, freed before the judge times anything
-        print(f"the baseline process could not time the reference ({e}); baselines are timed in "
-              "the judge", flush=True)
+        print(f"the baseline process could not time the reference{_judge_memory(w.device)}; "
+              f"baselines are timed in the judge: {e}", flush=True)
         return None
     if w.device != "cuda":
         return Baselines(eager.median_ms, None, PROCESS)
@@ -103,3 +103,14 @@ def time_in_process(w: JudgeState, link: CandidateLink, timer: Timer, n_sets: in
               flush=True)
         return Baselines(eager.median_ms, None, PROCESS_JUDGE)
     return Baselines(eager.median_ms, compiled.median_ms, PROCESS)
+
+
+def _judge_memory(device: str) -> str:
+    """What the judge itself holds on the device, for the log line of a baseline that fell back
+    (an out-of-memory there names the device's total, not who holds it)."""
+    if device != "cuda":
+        return ""
+    free, total = torch.cuda.mem_get_info()
+    return (f" (the judge holds {torch.cuda.memory_allocated() / 2**30:.1f} GiB allocated, "
+            f"{torch.cuda.memory_reserved() / 2**30:.1f} GiB reserved; device {free / 2**30:.1f} of "
+            f"{total / 2**30:.1f} GiB free)")

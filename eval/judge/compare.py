@@ -187,10 +187,11 @@ class _Scan:
     and the all-within test are exact whatever the chunking; the L2 norms combine per chunk with
     hypot, equal to the whole tensor's norm up to the last bits of rounding.
 
-    A chunk's statistics stay on the device as one small tensor until `finish`, which reads them
-    all at once: one synchronisation per leaf instead of a dozen per chunk. Each one cost the
-    judge a GIL hand-over while its background imports ran (eval/timing/warm_imports.py), which made a
-    comparison of under 0.1 s of GPU work take 1-7 s of an evaluation on an H200 (session 31)."""
+    A chunk's statistics stay on the device as one small tensor until `finish`, which reads them all at
+    once: one synchronisation per leaf instead of a dozen per chunk. Each one cost the judge a GIL
+    hand-over while its background imports ran (eval/timing/warm_imports.py), which made a comparison of
+    under 0.1 s of GPU work take 1-7 s of an evaluation on an H200 (2026-12-02,
+    tests/gpu/compare_cost.py, problems/measurements/h200-2026-12-02-comparison/)."""
 
     skip: bool = False
     """Leave out elements where either reference is non-finite (compare's `skip_nonfinite`)."""
@@ -277,7 +278,8 @@ def changes_across(outputs: list[Any], chunk: int | None = None) -> bool:
 
 # Rationale: the degenerate-problem warning needs to know whether outputs vary across trials, not
 # where: a fixed, evenly spread sample of each large output decides it. Copying whole outputs to the
-# host for it cost 1-2.4 s per evaluation on an H200 (1-4 GB outputs, session 28).
+# host for it cost 1-2.4 s per evaluation on an H200 (1-4 GB outputs, 2026-12-02,
+# problems/measurements/h200-2026-12-02-cost/).
 SAMPLE_ELEMENTS = 1 << 20
 
 

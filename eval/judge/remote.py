@@ -14,6 +14,7 @@ forward that does nothing, so the judge can measure what a run costs besides the
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,22 @@ from .link import CandidateLink
 NAMED_BY_CANDIDATE_PROCESS = ("audit", "integrity", "deferred_work", "kernel_changed")
 
 
+def fits_shared_memory(tensors: list[torch.Tensor], shm: str = "/dev/shm") -> None:
+    """A usage error, in one line naming both sizes, when CPU tensors to share exceed the free
+    space of /dev/shm (a tmpfs: the judge's own, half the RAM by default). Past it the first write
+    into a shared buffer kills the judge with SIGBUS, which every evaluation would report as a crash."""
+    need = sum(t.numel() * t.element_size() for t in tensors if not t.is_cuda)
+    try:
+        st = os.statvfs(shm)
+    except OSError:
+        return
+    free = st.f_bavail * st.f_frsize
+    if need > free:
+        raise ProblemError(f"the inputs or outputs to hand the candidate take {need / 2**30:.2f} GiB of "
+                           f"shared memory, more than the {free / 2**30:.2f} GiB free in {shm}: use a "
+                           "smaller size (--size small) or a host with more RAM")
+
+
 class SharedSet:
     """One input set in shared memory: a buffer per tensor input, other inputs by value."""
 
@@ -39,6 +56,7 @@ class SharedSet:
         if any(isinstance(x, (list, tuple, dict)) for x in inputs):
             raise ProblemError("get_inputs() returns a nested structure; the evaluator hands a "
                                "candidate a flat list of tensors and numbers")
+        fits_shared_memory([x for x in inputs if isinstance(x, torch.Tensor)])
         self.items = [wire.shared_like(x, pool) if isinstance(x, torch.Tensor) else x for x in inputs]
 
     def fill(self, inputs: list[Any]) -> None:
@@ -111,6 +129,7 @@ class Remote:
 
     def _hand_slots(self, like: list[torch.Tensor]) -> None:
         """Output slots shaped like `like`, in shared memory, handed to the process."""
+        fits_shared_memory(like)
         self.slots = [wire.shared_like(t, self.pool) for t in like]
         fds: list[int] = []
         specs = [wire.export(s, fds) for s in self.slots]

@@ -56,7 +56,7 @@ class JudgeState:
         self.ref64_device = self.device
         """Where the float64 reference runs: the host once it did not fit on the GPU."""
         self._stage_started: float | None = None
-        self.imports = WarmImports(modules_for(self.device, self.opts.timing, self.opts.baselines))
+        self.imports = WarmImports(modules_for(self.device, self.opts.timing, self.opts.times_baselines()))
         """torch.compile's stack, imported while the judge waits (eval/timing/warm_imports.py)."""
 
     def stage(self, name: str) -> None:

@@ -16,6 +16,8 @@ CACHE_VAR = "KERNELSKILL_COMPILE_CACHE"
 scratch folder) so that the baseline process it starts finds them."""
 NOBODY = 65534
 BASELINE_UID = 65533
+CHILD_USER = "kernelskill-child"
+"""The user name a sandboxed child sees (USER, LOGNAME): no account of the host's."""
 """The baseline process's uid: not the candidate's, so neither can reach the other's processes."""
 
 
@@ -90,6 +92,9 @@ def child_env(device: str, scratch: Path, token: str = "") -> dict[str, str]:
            and not any(m in k.upper() for m in _SECRET_MARKERS)}
     s = str(scratch)
     env.update(HOME=s, TMPDIR=s, XDG_CACHE_HOME=f"{s}/.cache", PYTHONUNBUFFERED="1")
+    # getpass.getuser() reads these first: a child under a uid with no passwd entry (the baseline
+    # process's) otherwise raises KeyError inside Inductor's import, and torch.compile fails there.
+    env.update(USER=CHILD_USER, LOGNAME=CHILD_USER)
     caches = compile_caches()
     env.update({k: str(v) for k, v in caches.items()})
     env[CACHE_VAR] = str(caches["TRITON_CACHE_DIR"].parent)

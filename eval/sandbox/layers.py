@@ -54,8 +54,9 @@ from .paths import hidden_paths, import_paths, tmp_keep, view_masks
 __all__ = ["TOKEN_VAR", "child_env", "compile_caches"]
 
 INIT = str(Path(__file__).with_name("supervisor.py"))
-LAYERS_VAR = "KERNELSKILL_SANDBOX_LAYERS"
-"""The parent's probe, handed to its judge: the judge sandboxes its candidate without re-probing."""
+LAYERS_VAR, FSIZE_VAR = "KERNELSKILL_SANDBOX_LAYERS", "KERNELSKILL_SANDBOX_FSIZE"
+"""The parent's probe and file-size limit, handed to its judge: it sandboxes its candidate without
+re-probing, under the limit its parent has (tests lower FSIZE_BYTES); read only in a judge."""
 
 
 # Rationale: the largest file a legitimate child writes is a Kineto trace of one forward (a few
@@ -230,7 +231,8 @@ def rlimits(device: str, timeout_s: float | None, role: Role = ROLES["child"]) -
     cpu = int((timeout_s or 3600) * (os.cpu_count() or 1)) + 60
     lim = {"RLIMIT_CORE": (0, 0), "RLIMIT_CPU": (cpu, cpu + 5)}
     if role.file_size_limit:
-        lim["RLIMIT_FSIZE"] = (FSIZE_BYTES, FSIZE_BYTES)
+        fsize = int(os.environ.get(FSIZE_VAR, FSIZE_BYTES) if os.environ.get(LAYERS_VAR) else FSIZE_BYTES)
+        lim["RLIMIT_FSIZE"] = (fsize, fsize)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     n = min(NOFILE, hard) if hard != resource.RLIM_INFINITY else NOFILE
     lim["RLIMIT_NOFILE"] = (n, n)
@@ -294,11 +296,9 @@ def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: fl
                     extra_env: dict[str, str] | None = None, reference_only: bool = False,
                     role: str = "child", **popen_kwargs: object) -> SandboxRun:
     """Start `cmd` in the sandbox as `role` (ROLES), cwd `scratch` (the one folder it may write);
-    `popen_kwargs` are stdin/stdout/stderr and the like. The caller must end it with
-    kill_all(run), whatever happens, and may wait on run.proc meanwhile. `reference_only`: the
-    child runs only the user's
-    reference (the up-front check) and prints no missing-layers warning (its error stays one
-    line)."""
+    `popen_kwargs` are stdin/stdout/stderr and the like. The caller must end it with kill_all(run),
+    whatever happens, and may wait on run.proc meanwhile. `reference_only`: the child runs only the
+    user's reference (the up-front check) and prints no missing-layers warning (one-line errors)."""
     layers = probe()
     who = ROLES[role]
     if not reference_only:
@@ -313,7 +313,7 @@ def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: fl
         env.update({k: f"{scratch}/.cache/{v.name}" for k, v in compile_caches().items()})
         env.pop(CACHE_VAR, None)
     if role == "judge":  # it sandboxes its own candidate the way this host allows, unprobed
-        env[LAYERS_VAR] = layers.to_json()
+        env[LAYERS_VAR], env[FSIZE_VAR] = layers.to_json(), str(FSIZE_BYTES)
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
     os.set_blocking(status_r, False)

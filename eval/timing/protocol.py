@@ -151,8 +151,8 @@ def implausibly_fast(event_ms: float, wall_ms: float, overhead_ms: float, ping_m
 # H200), while work on another stream that the end event does not wait for, or left running past
 # it, adds its whole duration. The candidate process measures both around the same call, so this
 # bound needs no allowance for the protocol (pings, copies, Python) that the judge's wall clock
-# (implausibly_fast) must allow: H200, session 28: a side-stream cheat hid 1.3 ms per call under
-# that bound's 1 ms slack.
+# (implausibly_fast) must allow: H200, 2026-12-02 (problems/measurements/h200-2026-12-02-cost/): a
+# side-stream cheat hid 1.3 ms per call under that bound's 1 ms slack.
 IDLE_FACTOR, IDLE_SLACK_MS = 1.2, 0.15
 
 

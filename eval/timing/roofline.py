@@ -3,9 +3,9 @@
 Ceilings are measured once per GPU model (a large device-to-device copy, counting bytes read
 plus written; a large fp32 matmul with TF32 off) and cached on disk. The floor is
 max(bytes / bandwidth, flops / matmul rate). FLOPs come from PyTorch's FlopCounterMode
-(matmuls, convolutions, attention); elementwise work is not counted, which only lowers the
-floor of memory-bound problems where bytes dominate anyway. The matmul rate is the fastest
-one the precision policy allows (see Ceilings.matmul_tflops).
+(matmuls, convolutions, attention) and op_flops.py (elementwise, reduction and normalization ops,
+per element; an order below their bytes' cost, so memory-bound floors stay their bytes). The
+matmul rate is the fastest one the precision policy allows (see Ceilings.matmul_tflops).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from torch.utils import flop_counter
 
 from ..harness import flatten
 from ..sandbox.signing import sign
+from .op_flops import elementwise_flops
 
 # Rationale: a candidate may beat the FLOP floor legitimately (an algebraic rewrite skips the
 # reference's FLOPs), and may read less than all of its inputs (triangular operands), but it
@@ -149,7 +150,7 @@ def _count_without_dynamo() -> None:
 def count_work(model: torch.nn.Module, inputs: list[Any]) -> tuple[float, float]:
     """(FLOPs, minimum bytes) of one forward: inputs + parameters + buffers + outputs, each once."""
     _count_without_dynamo()
-    counter = flop_counter.FlopCounterMode(display=False)
+    counter = flop_counter.FlopCounterMode(display=False, custom_mapping=elementwise_flops())
     with torch.no_grad(), counter:
         out = model(*inputs)
     state = list(model.parameters()) + list(model.buffers())

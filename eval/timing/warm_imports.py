@@ -8,9 +8,10 @@ released: importing there costs the evaluation little. The timing stage waits fo
 before its first timed run (eval/judge/timing_stage.py), so no import competes for the GIL with the timed
 runs, whose wall clock bounds the candidate's reported time. It still competes with the
 correctness stage, whose every wait on the device or the candidate ends with taking the GIL
-back from this thread: after CPython's switch interval, 5 ms by default. A comparison that read
-each chunk's statistics back one by one spent 1-7 s of an evaluation there on an H200 (session
-31; eval/judge/compare.py now reads a leaf once), so the interval is cut while the imports run.
+back from this thread: after CPython's switch interval, 5 ms by default. A comparison that read each
+chunk's statistics back one by one spent 1-7 s of an evaluation there on an H200 (2026-12-02,
+problems/measurements/h200-2026-12-02-comparison/; eval/judge/compare.py now reads a leaf once), so the
+interval is cut while the imports run.
 """
 
 from __future__ import annotations

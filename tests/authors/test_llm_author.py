@@ -269,8 +269,9 @@ def test_the_graph_runs_the_llm_author_through_generate_repair_apply(tmp_path: P
 
     paths = PathsConfig(checkpoints=tmp_path / "threads.sqlite", skill_index=tmp_path / "index",
                         skill_stats=tmp_path / "stats.json")
+    # One variant per round: the fake server has one reply for the round (variants: test_variant_search).
     settings = RunSettings(device="cpu", size="small", author="llm", rounds=1, repairs=2, trials=2,
-                           eval_timeout_s=300, baselines=False)
+                           eval_timeout_s=300, baselines=False, variants=1)
     before, lines = runtime.config(), []
     with FakeOpenAI([reply(BROKEN), reply(GOOD)], default=reply(GOOD, block=256)) as server:
         runtime.set_config(KernelSkillConfig(llm=config(server), paths=paths))
@@ -281,7 +282,7 @@ def test_the_graph_runs_the_llm_author_through_generate_repair_apply(tmp_path: P
             runtime.set_config(before)
     steps = [(a.node, a.outcome) for a in final.attempts]
     assert steps == [("generator", "incorrect"), ("repairer", "correct"), ("generator", "correct")], lines
-    assert final.attempts[2].skill_id and final.stop_reason == "round budget spent (1 rounds)"
+    assert final.attempts[2].skill_id and final.stop_reason == "round budget spent (1 round)"
     assert final.best is not None and final.best.author == "llm" and final.best.author_state.tokens > 0
     first_error_line = final.attempts[0].error.splitlines()[0]
     assert first_error_line in server.user_texts(1)  # the repairer saw the reviewer's error

@@ -146,3 +146,25 @@ def test_the_eval_command_says_where_the_baselines_were_timed(tmp_path: Path,
     with pytest.raises(SystemExit) as exited:  # argparse's usage error
         main([*args, "--baselines-in", "nowhere"])
     assert exited.value.code == 2
+
+
+def test_baselines_handed_over_are_reused_and_nothing_is_timed_for_them() -> None:
+    """A later candidate of the same problem (known_baselines): no baseline process, no eager run
+    in the judge, the handed-over numbers in the result and marked so."""
+    opts = _opts("process")
+    opts.known_baselines = [1.25, 0.75]
+    r = evaluate(PROBLEM, good(), opts)
+    assert r.correct, r.reason
+    assert r.baselines_in == "reused" and r.eager_ms == 1.25
+    assert r.compile_ms is None  # no torch.compile baseline on the CPU, handed over or not
+    assert not any(k in r.stage_seconds for k in ("timing.baselines", "timing.eager", "timing.torch_compile"))
+
+
+def test_rank_timing_is_recorded_and_an_unknown_mode_is_a_usage_error() -> None:
+    opts = _opts("judge")
+    opts.timing_mode = "rank"
+    r = evaluate(PROBLEM, good(), opts)
+    assert r.correct and r.timing_mode == "rank" and r.runtime_ms is not None
+    opts.timing_mode = "fast"
+    bad = evaluate(PROBLEM, good(), opts)
+    assert bad.usage_error and "timing_mode 'fast'" in (bad.reason or "")

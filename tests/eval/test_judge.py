@@ -229,7 +229,8 @@ def test_the_judges_wall_clock_bounds_the_reported_time(event_ms: float, wall_ms
 @pytest.mark.parametrize(("event_ms", "idle_ms", "hidden"), [
     (1.0, 1.03, False),   # the synchronize's return on top of an honest forward
     (0.05, 0.12, False),  # a tiny forward with host jitter
-    (1.725, 3.05, True),  # H200, session 28: a side-stream cheat that the 1 ms wall slack let through
+    # H200, 2026-12-02, problems/measurements/h200-2026-12-02-cost/:
+    (1.725, 3.05, True),  # a side-stream cheat that the 1 ms wall slack let through
     (0.05, 1.05, True),   # a whole 1 ms forward on a side stream, the events seeing its launch only
 ])
 def test_the_candidates_own_idle_clock_bounds_its_events(event_ms: float, idle_ms: float,

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from kernelskill.eval.child import ChildRun
 from kernelskill.eval.sandbox import layers as S
+from kernelskill.eval.sandbox.env import CHILD_USER
 from kernelskill.eval.sandbox.report import report
 from sandbox_util import LAYERS, NO_OWN_POWERS, child, child_cleaning, needs
 
@@ -74,6 +75,15 @@ def test_environment_is_an_allowlist_with_home_in_scratch_and_shared_compile_cac
         assert env[name].startswith(str(tmp_path / "xdg" / "kernelskill-compile")), name
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert "TRITON_INTERPRET" not in S.child_env("cuda", tmp_path)
+
+
+def test_a_child_has_a_user_name_without_a_passwd_entry(tmp_path: Path) -> None:
+    """The baseline process runs under a uid with no passwd entry; Inductor asks getpass for the
+    user name at import, which there raised KeyError and failed torch.compile (H100, 2026-12-06)."""
+    env = S.child_env("cpu", tmp_path)
+    out = subprocess.run([sys.executable, "-c", "import getpass; print(getpass.getuser())"], env=env,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == CHILD_USER
 
 
 # ---- files ------------------------------------------------------------------------------

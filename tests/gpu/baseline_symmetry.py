@@ -2,11 +2,11 @@
 
     python3 tests/gpu/baseline_symmetry.py PROBLEM...
 
-Sessions 30-36 (H200): the user's module delivered unchanged (a kept reference) measured
-0.92-0.99x eager, because the candidate is timed in a sandboxed process on inputs the judge writes
-before each run, while eager was timed in the judge on its own inputs. eval/judge/baselines.py times
-eager and torch.compile in a process of their own by the candidate's loop. For each problem this
-runs the real evaluator (default policy) on:
+H200, 2026-12-02/03 (the `default` bench folders in problems/measurements/): the user's module delivered
+unchanged (a kept reference) measured 0.92-0.99x eager, because the candidate is timed in a sandboxed
+process on inputs the judge writes before each run, while eager was timed in the judge on its own
+inputs. eval/judge/baselines.py times eager and torch.compile in a process of their own by the
+candidate's loop. For each problem this runs the real evaluator (default policy) on:
   kept/process   the reference verbatim as the candidate, baselines in their process
   kept/judge     the same, baselines in the judge (the old way)
   first/process  the built-in author's first candidate, baselines in their process

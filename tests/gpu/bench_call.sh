@@ -2,7 +2,7 @@
 # One device call of `kernelskill bench` (built-in author, one round), resumable across calls and
 # sessions, on every GPU the machine has (one worker each: an nvidia-h200-x4 runs four problems
 # at once, each on its own GPU and its own share of the cores).
-#   KS_BENCH=bench-s37 KS_PRECISION=default KS_FROM=problems/measurements/h200-.../ \
+#   KS_BENCH=bench-rerun KS_PRECISION=default KS_FROM=problems/measurements/h200-.../ \
 #       tests/gpu/bench_call.sh PROBLEM...
 # KS_BENCH names the bench folder (runs/$KS_BENCH on the machine); when the machine is cold and
 # $KS_FROM/$KS_BENCH exists, the folder is copied from there first (its finished rows are kept).

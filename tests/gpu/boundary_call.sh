@@ -2,7 +2,7 @@
 # One device call for the judge's OS boundary (issue A), from the repo root on a bare GPU host:
 #   bash tests/gpu/boundary_call.sh NEW OLD   (checkouts carried as ignored folders, e.g. .snap .old)
 # 1. which buffer handovers cross which boundary, seccomp variants included (boundary_probe.py);
-# 2. the GPU tests of the split judge and the boundary tests, on NEW;
+# 2. the GPU tests of the split judge and the boundary tests, on NEW (KS_SKIP_TESTS=1: not);
 # 3. kept references and first candidates evaluated by OLD and NEW in turn (boundary_cost.py).
 # Everything is also written to $OUT/boundary.log.
 set -u
@@ -15,10 +15,12 @@ for side in new old; do
     root=/tmp/ks-$side; mkdir -p $root
     ln -sfn "$PWD/$([ $side = new ] && echo "$NEW" || echo "$OLD")" $root/kernelskill
 done
-(cd "$NEW" && PYTHONPATH=/tmp/ks-new timeout 200 python3 -m pytest -q -s -x tests/gpu/test_judge_split.py \
-    -p no:cacheprovider -k "not level1" 2>&1 | tail -25)
-(cd "$NEW" && PYTHONPATH=/tmp/ks-new timeout 60 python3 -m pytest -q tests/eval/test_boundary.py \
-    -p no:cacheprovider 2>&1 | tail -4)
+if [ -z "${KS_SKIP_TESTS:-}" ]; then
+    (cd "$NEW" && PYTHONPATH=/tmp/ks-new timeout 240 python3 -m pytest -q -s tests/gpu/test_judge_split.py \
+        -p no:cacheprovider -k "not level1" 2>&1 | grep -v "^$" | tail -40)
+    (cd "$NEW" && PYTHONPATH=/tmp/ks-new timeout 60 python3 -m pytest -q tests/eval/test_boundary.py \
+        -p no:cacheprovider 2>&1 | tail -4)
+fi
 pairs=()
 for stem in ${KS_PROBLEMS:-level1/11_gelu level1/22_softmax_last_dim level2/01_linear_gelu_scale}; do
     name=${stem/\//__}

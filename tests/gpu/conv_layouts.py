@@ -7,9 +7,10 @@ channels-last would see them), with TF32 on and off; then the whole forward eage
 torch.compile with TF32 on. Prints one line per convolution and per problem.
 
 Per convolution it also times the input's conversion to channels-last two ways: aten's
-`contiguous(memory_format=)`, which runtime/conv_layout.py called on every forward until session
-33 (session 32's profiles: 213-673 us, 0.4-1.3 TB/s), and the autotuned tiled Triton transpose it
-calls now (`_cv_relayout`; session 33: 3.6-4.0 TB/s against aten's 1.25-1.75). The first
+`contiguous(memory_format=)`, which runtime/conv_layout.py called on every forward until 2026-12-03
+(problems/measurements/h200-2026-12-02-bench-level2/'s profiles: 213-673 us, 0.4-1.3 TB/s), and the
+autotuned tiled Triton transpose it calls now (`_cv_relayout`;
+problems/measurements/h200-2026-12-03-conv-transpose/: 3.6-4.0 TB/s against aten's 1.25-1.75). The first
 question (problems/measurements/h200-2026-11-30-tf32/): does torch.compile's lead come from running
 convolutions channels-last? Needs torch, triton and the repo on PYTHONPATH.
 

@@ -39,7 +39,8 @@ def main() -> None:
         # allows
         # As the sandbox does for a judge (eval/sandbox/env.py): a home in the scratch folder. Under
         # the real home the audit policy treats the carried wheel folder (~/.ks-site) as private
-        # and refuses the candidate's reads of it (seen on the H200, session 32 call 1).
+        # and refuses the candidate's reads of it (seen on the H200,
+        # 2026-12-02, call 1 of problems/measurements/h200-2026-12-02-bench-level2/).
         os.environ["HOME"] = d
         req, res, progress = Path(d, "req.json"), Path(d, "res.json"), Path(d, "progress")
         req.write_text(json.dumps({

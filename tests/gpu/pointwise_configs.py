@@ -1,20 +1,21 @@
-"""Why the fused elementwise kernel runs at 0.89-0.94x eager on large pointwise problems (session
-30, H200: ~3.7 TB/s against eager's ~4.2). Times one-input, one-output kernels shaped as the
-pointwise template's (flat offsets, a mask, autotune-free fixed configs) across BLOCK, warps,
-cache hints and a persistent grid-stride form, beside eager and torch.compile on the same tensor.
+"""Why the fused elementwise kernel runs at 0.89-0.94x eager on large pointwise problems (H200,
+2026-12-02, problems/measurements/h200-2026-12-02-spare-judges/: ~3.7 TB/s against eager's ~4.2). Times
+one-input, one-output kernels shaped as the pointwise template's (flat offsets, a mask, autotune-free
+fixed configs) across BLOCK, warps, cache hints and a persistent grid-stride form, beside eager and
+torch.compile on the same tensor.
 
     python3 tests/gpu/pointwise_configs.py [ELEMENTS]      (default 2**29)
     TRITON_INTERPRET=1 python3 tests/gpu/pointwise_configs.py 4099   (CPU: the per-call rows only)
 
 Prints achieved bandwidth per variant (GB/s, read + write); asserts nothing. A diagnostic, not a test.
 
-Session 31 (H200, 2**29 elements): the best plain form matched eager within 1% for copy, silu
-and gelu, while the evaluator timed the built-in gelu candidate at 0.92x eager. So first, each
-forward is timed one call at a time as the evaluator does (eval/timing/protocol.Timer: L2 flushed, device
-idle, events around one call), in this process: eager, the raw kernel, the raw kernel allocating
-its output, Triton's compiled kernel launched directly (no binder, no cache lookup), and the
-built-in author's candidate (its launcher's host work on top), each with its host time per call:
-which piece of one call's path costs. Never run to the end on a GPU yet.
+H200, 2026-12-02 (problems/measurements/h200-2026-12-02-comparison/pointwise.txt, 2**29 elements): the
+best plain form matched eager within 1% for copy, silu and gelu, while the evaluator timed the built-in
+gelu candidate at 0.92x eager. So first, each forward is timed one call at a time as the evaluator does
+(eval/timing/protocol.Timer: L2 flushed, device idle, events around one call), in this process: eager,
+the raw kernel, the raw kernel allocating its output, Triton's compiled kernel launched directly (no
+binder, no cache lookup), and the built-in author's candidate (its launcher's host work on top), each
+with its host time per call: which piece of one call's path costs. Never run to the end on a GPU yet.
 """
 import sys
 import tempfile

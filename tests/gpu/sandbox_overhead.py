@@ -2,7 +2,8 @@
 
     python3 tests/gpu/sandbox_overhead.py PROBLEM...
 
-Session 34 (H200): first candidates made of several plain launches measured 10-25% slower in the
+H200, 2026-12-03 (problems/measurements/h200-2026-12-03-batchnorm-nhwc/call1_first_candidates.txt,
+tests/gpu/first_candidates.py): first candidates made of several plain launches measured 10-25% slower in the
 judge's candidate process and in the profiler's child (both sandboxed) than in one process by the
 same protocol (level2/02 0.712 -> 0.788 ms, level3/03 0.948 -> 1.196), while eager agreed. For
 each problem the built-in author's first candidate and the reference are timed by

@@ -87,8 +87,9 @@ def test_pytorch_copy_times_like_eager() -> None:
 
 
 def test_baselines_in_their_own_process() -> None:
-    # eval/judge/baselines.py: eager and torch.compile both timed in the reference's process (session
-    # 36's first H200 run fell back to the judge for torch.compile: filelock's audit hook).
+    # eval/judge/baselines.py: eager and torch.compile both timed in the reference's process (the
+    # first H200 run, 2026-12-03, fell back to the judge for torch.compile: filelock's audit hook:
+    # problems/measurements/h200-2026-12-03-sandbox-overhead/call3b_audit_hook.txt).
     r, _ = timed("baselines in process", evaluate, RELU, good(),
                  EvalOptions(device="cuda", size="full", trials=3, timeout_s=300, baselines_in="process"))
     assert r.correct, r.reason

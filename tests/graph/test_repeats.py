@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from kernelskill.eval.timing.protocol import relative_spread
 from kernelskill.graph.runner import run
-from kernelskill.nodes.reviewer import is_better, reuse_baselines
-from kernelskill.state.graph_state import RunSettings, Verdict
-from kernelskill.state.records import Problem
+from kernelskill.nodes.reviewer import is_better, known_baselines, timing_mode
+from kernelskill.state.graph_state import GraphState, RunSettings, Verdict
+from kernelskill.state.records import Attempt, Problem
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 sys.path.insert(0, str(FIXTURES))
@@ -35,8 +35,8 @@ def test_a_repeated_source_is_not_evaluated_again_and_cpu_attempts_have_no_speed
     # The repair of a wrong candidate comes back byte-identical: judged once, then the planner moves on
     # (with a repair left, it would otherwise go back to the repairer).
     script = [good(1024), wrong_scale(), wrong_scale(), good(512)]
-    settings = RunSettings(device="cpu", size="small", author="scripted", rounds=2, repairs=2, trials=2,
-                           baselines=True, eval_timeout_s=120, script=script)
+    settings = RunSettings(device="cpu", size="small", author="scripted", variants=1, rounds=2, repairs=2,
+                           trials=2, baselines=True, eval_timeout_s=120, script=script)
     lines: list[str] = []
     final = run(PROBLEM, settings, "t-repeat", tmp_path / "ck.sqlite", tmp_path / "out", say=lines.append)
     a = final.attempts
@@ -72,9 +72,13 @@ def test_spread_is_the_interquartile_range_over_the_median() -> None:
     assert relative_spread([0.9, 1.0, 1.0, 1.1, 1.2], 1.0) == pytest.approx(0.1)
 
 
-def test_reused_baselines_give_no_speedup_on_cpu() -> None:
-    earlier = Verdict(correct=True, stage="done", runtime_ms=2.0, eager_ms=4.0, timing_is_cpu=True)
-    cpu = reuse_baselines(Verdict(correct=True, stage="done", runtime_ms=1.0, timing_is_cpu=True), earlier)
-    assert cpu.eager_ms == 4.0 and cpu.speedup_vs_eager is None
-    gpu = reuse_baselines(_v(1.0), earlier.model_copy(update={"timing_is_cpu": False}))
-    assert gpu.speedup_vs_eager == pytest.approx(4.0)
+def test_the_first_evaluation_is_full_and_later_ones_rank_against_its_baselines() -> None:
+    state = GraphState(problem=PROBLEM, settings=RunSettings(device="cuda"))
+    assert timing_mode(state) == "full" and known_baselines(state) is None
+    no_source = Attempt(round=0, node="generator", source_hash="x", outcome="compile-error", stage="author")
+    assert timing_mode(state.model_copy(update={"attempts": [no_source]})) == "full"  # nothing judged yet
+    judged = Attempt(round=0, node="generator", source_hash="y", outcome="correct", stage="done")
+    later = state.model_copy(update={"attempts": [judged], "baselines": [4.0, 3.0]})
+    assert timing_mode(later) == "rank" and known_baselines(later) == [4.0, 3.0]
+    without = later.model_copy(update={"settings": RunSettings(device="cuda", baselines=False)})
+    assert known_baselines(without) is None

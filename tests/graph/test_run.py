@@ -32,8 +32,8 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def settings(script: list[str], rounds: int, repairs: int) -> RunSettings:
-    return RunSettings(device="cpu", size="small", author="scripted", script=script, rounds=rounds,
-                       repairs=repairs, trials=2, baselines=False, eval_timeout_s=120)
+    return RunSettings(device="cpu", size="small", author="scripted", variants=1, script=script,
+                       rounds=rounds, repairs=repairs, trials=2, baselines=False, eval_timeout_s=120)
 
 
 def test_every_edge(tmp_path: Path) -> None:
@@ -58,6 +58,7 @@ def test_every_edge(tmp_path: Path) -> None:
     # Short-term memory: planned skills were never repeated.
     applied = [a.skill_id for a in final.attempts if a.node == "generator" and a.skill_id]
     assert len(applied) == len(set(applied)) == 3
+    assert [p.round for p in final.plans] == [1, 2, 3] and all(p.move == "ranked" for p in final.plans)
     assert any(line.startswith("repairer:") for line in lines) and any("profiler:" in x for x in lines)
     # Each evaluation's wall time is kept with its attempt and said on the reviewer's line.
     judged = [a for a in final.attempts if a.stage != "author"]
@@ -95,8 +96,8 @@ from kernelskill.graph.runner import run
 from kernelskill.state.graph_state import RunSettings
 from kernelskill.state.records import Problem
 p = Problem(name="relu_scale", path={path!r}, source=Path({path!r}).read_text(), size="small")
-s = RunSettings(device="cpu", size="small", author="scripted", trials=2, baselines=False, rounds={rounds},
-                repairs=1, script=[good(1024), wrong_scale(), good(256), good(128)])
+s = RunSettings(device="cpu", size="small", author="scripted", variants=1, trials=2, baselines=False,
+                rounds={rounds}, repairs=1, script=[good(1024), wrong_scale(), good(256), good(128)])
 run(p, s, "t-resume", Path({db!r}), Path({out!r}), say=lambda line: print(line, flush=True))
 """
 

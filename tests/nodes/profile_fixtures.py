@@ -45,7 +45,7 @@ def result(name: str, with_ncu: bool = True) -> ProfileResult:
     status = "not run"
     if with_ncu:
         rows = N.parse_csv(ncu_text(name))
-        status = f"ok: {len(rows)} launches, {attach_ncu(tl, ls, rows, None)} kernels"
+        status = f"ok: launches profiled {len(rows)}, kernels {attach_ncu(tl, ls, rows, None)}"
     problem = ROOT / PROBLEMS[name]
     flops, nbytes = static_work(problem.read_text(), str(problem))
     bw, peak = REFERENCE_BANDWIDTH_GBS, REFERENCE_FP32_TFLOPS

@@ -114,3 +114,16 @@ def test_on_cpu_the_reference_is_not_timed(evaluations: list[str]) -> None:
     s = state(None, None).model_copy(update={"settings": RunSettings(device="cpu")})
     F.finalize(s)
     assert evaluations == []
+
+
+def test_a_best_judged_in_rank_mode_is_retimed_in_full_on_a_gpu_only(evaluations: list[str]) -> None:
+    ranked = gpu_verdict(1.5, kernel_names=["relu_scale_kernel"], timing_mode="rank")
+    s = state(Candidate(source=good(1024)), ranked)
+    final = s.model_copy(update=F.finalize(s))
+    assert evaluations and evaluations[0] == good(1024)  # the delivered candidate, timed again in full
+    assert final.best_verdict.timing_mode == "full" and final.best_verdict.speedup_vs_eager == 0.97
+    evaluations.clear()
+    cpu = s.model_copy(update={"settings": RunSettings(device="cpu"),
+                               "best_verdict": ranked.model_copy(update={"timing_is_cpu": True})})
+    F.finalize(cpu)
+    assert evaluations == []  # interpreter timings are never speedups: nothing to re-time

@@ -1,26 +1,101 @@
-"""The planner's pure choice: the first ranked skill that is new to this task and would change
-the best candidate; the (possibly costly) applicability check runs only for such skills."""
+"""The planner always has a move: ranked skills (those addressing the hottest kernel's limiter
+first), then untried variants of applied skills, then any template the author can apply; it stops
+only when nothing left changes the best candidate, or when the ranked skills are exhausted and the
+best already runs within 1.5x of its floor. Pure functions, no index, no author."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
-from kernelskill.nodes.planner import choose
+from kernelskill.nodes.moves import (
+    Option,
+    as_bottleneck,
+    by_limiter,
+    first_move,
+    hottest_limiter,
+    plan_round,
+    variant_key,
+)
+from kernelskill.state.records import KernelStat, Profile
 
 
-def _hit(skill_id: str) -> SimpleNamespace:
-    return SimpleNamespace(id=skill_id, title=skill_id, score=1.0, reason="test")
+def _opt(skill_id: str, *variants: dict[str, Any], move: str = "ranked") -> Option:
+    return Option(skill_id, f"why {skill_id}", move, [{}, *variants])
 
 
-def test_choose_skips_the_best_the_tried_and_the_no_ops_in_rank_order() -> None:
-    hits = [_hit(s) for s in ("in-best", "tried", "no-op", "useful", "later")]
-    asked: list[str] = []
+def _everything_differs(skill_id: str, params: dict[str, Any]) -> bool:
+    return True
 
-    def can_apply(skill_id: str) -> bool:
-        asked.append(skill_id)
+
+def test_first_move_skips_the_tried_and_the_no_ops_and_dry_runs_only_new_variants() -> None:
+    options = [_opt("tried"), _opt("no-op"), _opt("useful", {"tile": 8192}, {"tile": 2048}), _opt("later")]
+    asked: list[tuple[str, dict]] = []
+
+    def differs(skill_id: str, params: dict[str, Any]) -> bool:
+        asked.append((skill_id, params))
         return skill_id != "no-op"
 
-    plan = choose(hits, {("tried", "[]")}, can_apply, {"in-best"})
-    assert plan is not None and plan.skill_id == "useful"
-    assert asked == ["no-op", "useful"]  # never dry-runs what is in the best or already tried
-    assert choose(hits[:3], {("tried", "[]")}, can_apply, {"in-best"}) is None
+    plan = first_move(options, {variant_key("tried", {})}, differs, cap=4)
+    assert plan is not None and plan.skill_id == "useful" and plan.move == "ranked"
+    assert plan.variants == [{}, {"tile": 8192}, {"tile": 2048}] and plan.params == {}
+    assert ("tried", {}) not in asked  # never dry-runs what was already tried
+    assert asked[0] == ("no-op", {})
+
+
+def test_the_variant_cap_and_untried_variants_of_a_tried_skill() -> None:
+    opt = _opt("s", {"a": 1}, {"a": 2}, {"a": 3}, {"a": 4})
+    plan = first_move([opt], {variant_key("s", {})}, _everything_differs, cap=2)
+    assert plan is not None and plan.variants == [{"a": 1}, {"a": 2}] and plan.params == {"a": 1}
+    assert plan.all_variants() == [{"a": 1}, {"a": 2}]
+
+
+def test_exhausted_ranked_skills_fall_back_to_variants_then_templates_while_far_from_the_floor() -> None:
+    ranked = [_opt("ranked-one")]
+    tried = {variant_key("ranked-one", {}), variant_key("in-best", {})}
+    fallbacks = [_opt("in-best", {"split": "always"}, move="variant"),
+                 _opt("other-template", move="template")]
+    for headroom in (None, 1.51, 30.0):  # CPU (unknown) or above 1.5x its floor: never stop
+        plan, why = plan_round(ranked, fallbacks, tried, _everything_differs, 4, headroom)
+        assert why is None and plan is not None, headroom
+        assert (plan.skill_id, plan.move, plan.variants) == ("in-best", "variant", [{"split": "always"}])
+    tried.add(variant_key("in-best", {"split": "always"}))
+    plan, _ = plan_round(ranked, fallbacks, tried, _everything_differs, 4, 3.0)
+    assert plan is not None and (plan.skill_id, plan.move) == ("other-template", "template")
+
+
+def test_it_stops_only_when_nothing_differs_or_near_the_floor_and_says_which() -> None:
+    ranked, fallbacks = [_opt("r", {"x": 1})], [_opt("f", move="template")]
+    plan, why = plan_round(ranked, fallbacks, set(), lambda s, p: False, 4, 8.0)
+    assert plan is None and why is not None
+    assert why.startswith("nothing left that changes the best candidate at 8.00x its floor")
+    assert "every variant of the applied skills" in why
+    plan, why = plan_round([], fallbacks, set(), _everything_differs, 4, 1.2)
+    assert plan is None and "within 1.5x" in (why or "") and "1.20x" in (why or "")
+    # Near the floor a ranked move is still taken: only the fallbacks are skipped.
+    plan, _ = plan_round(ranked, fallbacks, set(), _everything_differs, 4, 1.2)
+    assert plan is not None and plan.skill_id == "r"
+
+
+def _hit(skill_id: str, *bottlenecks: str) -> SimpleNamespace:
+    return SimpleNamespace(id=skill_id, skill=SimpleNamespace(bottlenecks=list(bottlenecks)))
+
+
+def test_the_hottest_kernels_limiter_picks_the_skill() -> None:
+    kernels = [KernelStat(name="small", time_us=1.0, share=0.2, bottleneck="memory-bound"),
+               KernelStat(name="hot", time_us=4.0, share=0.8, bottleneck="compute-bound")]
+    profile = Profile(source="gpu", bottleneck="memory-bound", kernels=kernels)
+    limiter, why = hottest_limiter(profile)
+    assert limiter == "compute-bound" and "hot" in why and "80%" in why
+    hits = [_hit("mem", "memory-bound"), _hit("both", "memory-bound", "compute-bound"),
+            _hit("cmp", "compute-bound")]
+    assert [h.id for h in by_limiter(hits, limiter)] == ["both", "cmp", "mem"]
+    # No per-kernel class: the profile's own bottleneck; a limiter word maps onto the vocabulary.
+    assert hottest_limiter(Profile(source="static", bottleneck="launch-bound"))[0] == "launch-bound"
+    assert as_bottleneck("memory") == "memory-bound" and as_bottleneck("nonsense") is None
+    unlabelled = Profile(source="gpu", bottleneck="latency-bound",
+                         kernels=[KernelStat(name="k", time_us=1.0, share=1.0)])
+    assert hottest_limiter(unlabelled)[0] == "latency-bound"
+    named = unlabelled.model_copy(update={"limiter": "occupancy-limited",
+                                          "limiter_rationale": "k (100%): regs"})
+    assert hottest_limiter(named) == ("occupancy-limited", "k (100%): regs")

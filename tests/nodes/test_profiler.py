@@ -26,7 +26,7 @@ from profile_fixtures import ROOT, fixture_profile, result  # noqa: E402
 
 SIGNATURE = re.compile(r"bottleneck: [a-z-]+; \d+(\.\d)?x over speed of light(; DRAM \d+% of peak, SM \d+%)?"
                        r"(; occupancy \d+%)?\nstructure: [a-z, -]+; ops: [a-z0-9_, ]+\n"
-                       r"kernels: \d+ launches per forward; top kernel \d+% of time \([^)]+\)"
+                       r"kernels: \d+ launch(es)? per forward; top kernel \d+% of time \([^)]+\)"
                        r"(; host gaps \d+ us)?")
 
 
@@ -182,7 +182,8 @@ def test_static_profiles_of_suite_problems() -> None:
         assert p.signature.startswith(f"bottleneck: {p.bottleneck} (static estimate)")
     softmax = ROOT / "problems" / "level1" / "22_softmax_last_dim.py"
     flops, nbytes = P.static_work(softmax.read_text(), str(softmax))
-    assert (flops, nbytes) == (0.0, 2 * 16384 * 32000 * 4)  # full size, on the meta device
+    # Full size, on the meta device; max, subtract, exp, sum and divide per element (eval/timing/op_flops.py).
+    assert (flops, nbytes) == (5.0 * 16384 * 32000, 2 * 16384 * 32000 * 4)
 
 
 # ---- the node ------------------------------------------------------------------------------------
@@ -239,10 +240,20 @@ def test_cli_profile_on_cpu_prints_json(capsys: pytest.CaptureFixture[str]) -> N
     problem = str(ROOT / "problems/level1/22_softmax_last_dim.py")
     assert main(["profile", problem, "--device", "cpu", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["bottleneck"] == "memory-bound" and out["kernels"] == [] and out["flops"] == 0
+    assert out["bottleneck"] == "memory-bound" and out["kernels"] == [] and out["flops"] == 5 * 16384 * 32000
+    assert out["size"] == "full"  # what --help says profile does without --size, on cpu too
     assert out["bytes"] == 2 * 16384 * 32000 * 4 and out["floor_ms"] == pytest.approx(out["bytes"] / 4175e6)
     assert out["signature"].splitlines()[1] == "structure: row-reduction; ops: softmax"
     assert main(["profile", "no/such/problem.py", "--device", "cpu"]) == 2
+
+
+def test_profile_help_states_the_size_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from kernelskill.cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(["profile", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: full; on cpu the profile is static" in text and "small on cpu" not in text
 
 
 # ---- on the H200 ---------------------------------------------------------------------------------

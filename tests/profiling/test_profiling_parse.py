@@ -184,5 +184,6 @@ def test_cpu_child_measures_time_flops_and_bytes() -> None:
     r = profile(problem, None, ProfileOptions(device="cpu", size="small", budget_s=60))
     assert r.ok, (r.reason, r.log_tail)
     assert r.stage == "done" and r.subject == "reference" and r.timeline is None
-    assert r.runtime_ms > 0 and r.bytes == 4 * (33 * 70 * 2 + 70) and r.flops == 0
-    assert r.ncu_status == "no GPU" and r.floor_ms is None
+    assert r.runtime_ms > 0 and r.bytes == 4 * (33 * 70 * 2 + 70)
+    assert r.flops == 3 * 33 * 70  # add, relu, multiply per element (eval/timing/op_flops.py)
+    assert r.ncu_status == "not run: no GPU" and r.floor_ms is None

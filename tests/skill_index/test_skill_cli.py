@@ -71,3 +71,20 @@ def test_user_errors_exit_2_with_one_line(capsys, paths, tmp_path):
     (bad / "SKILL.md").write_text("---\nid: broken\n---\n")
     code, _, err = run(["skills", "list", "--skills-dir", str(tmp_path / "skills"), *paths], capsys)
     assert code == 2 and err.count("\n") == 1 and "broken/SKILL.md: field 'title': missing" in err
+
+
+def test_stats_and_search_name_the_device_of_each_figure(capsys, paths, tmp_path, index):
+    stats = ExperienceStats(tmp_path / "stats.json")
+    for _ in range(3):  # a CPU smoke run: interpreter timings, never wins
+        stats.record_outcome("online-softmax", "row-reduction", "cpu", 3.23, True, '{"tile":8192}')
+    stats.record_outcome("online-softmax", "row-reduction", "H200", 1.4, True, "{}")
+    code, out, _ = run(["skills", "stats", "--json", *paths], capsys)
+    data = {row["gpu"]: row for row in json.loads(out)}
+    assert code == 0 and data["cpu"]["wins"] == 0 and data["cpu"]["mean_gain"] is None
+    assert data["cpu"]["device"].startswith("cpu (interpreter") and data["H200"]["device"] == "H200"
+    assert data["cpu"]["variant"] == '{"tile":8192}'
+    code, out, _ = run(["skills", "stats", *paths], capsys)
+    assert "tries only" in out and '{"tile":8192}' in out
+    code, out, _ = run(["skills", "search", "softmax", "over", "rows", "--json", "-k", "10", *paths], capsys)
+    reason = next(row["reason"] for row in json.loads(out) if row["id"] == "online-softmax")
+    assert "1/1 wins" in reason and "3 CPU tries, no timing" in reason and "[from H200, cpu]" in reason

@@ -37,7 +37,7 @@ def test_experience_scope_and_adjustment_signs(tmp_path):
     stats = ExperienceStats(tmp_path / "stats.json")
     for _ in range(5):
         stats.record_outcome("a", "gemm", "H200", 0.8, True)
-    assert stats.experience("a", ["gemm"]).describe() == "0/5 wins on gemm, mean gain 0.80x"
+    assert stats.experience("a", ["gemm"]).describe() == "0/5 wins on gemm, mean gain 0.80x [from H200]"
     assert stats.experience("a", ["scan"]).tries == 0
     assert stats.experience("a", ["gemm"], gpu="A100").tries == 0
     assert experience_adjustment(Experience()) == 0.0

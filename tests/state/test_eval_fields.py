@@ -19,7 +19,8 @@ VERDICT_KEYS = ["correct", "stage", "reason", "failed_checks", "usage_error", "r
                 "kernel_names", "timing_is_cpu", "gpu_name", "flops", "bytes", "kernel_breakdown", "log_tail",
                 "precision_policy", "precision_flags",
                 "baselines_in",  # added later, default None: older checkpoints load unchanged
-                "baselines_reused"]
+                "baselines_reused",
+                "timing_mode"]  # added later, default "full": older checkpoints load unchanged
 ATTEMPT_KEYS = ["round", "node", "skill_id", "params", "source_hash", "outcome", "stage", "failed_checks",
                 "runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "error",
                 "profile_signature", "tokens", "note", "repeat_of",
@@ -39,7 +40,7 @@ def test_a_verdict_carries_every_kept_evaluator_field() -> None:
     result = EvalResult(correct=True, stage="done", runtime_ms=0.5, eager_ms=1.0, noise=0.03,
                         kernel_names=["k"], precision_flags={"tf32": False}, pass_rule="tolerance")
     v = Verdict.of(result)
-    for name in Verdict.model_fields.keys() - {"baselines_reused"}:
+    for name in Verdict.model_fields.keys() - {"baselines_reused", "timing_mode"}:
         assert getattr(v, name) == getattr(result, name), name
     # A field the evaluator's dataclass has but the verdict does not keep stays out of state.
     assert "pass_rule" not in v.model_dump()

@@ -73,6 +73,13 @@ SPECS.update({
     # gemm
     "matmul": ("matmul", 2, (), {}), "mm": ("matmul", 2, (), {}), "bmm": ("bmm", 2, (), {}),
     "linear": ("linear", 2, ("bias",), {"bias": None}),
+    # attention (families/attention): SDPA, and the mask ops hand-written attention is made of
+    "scaled_dot_product_attention": ("sdpa", 3,
+                                     ("attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"),
+                                     {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None,
+                                      "enable_gqa": False}),
+    "masked_fill": ("masked_fill", 2, ("value",), {}),
+    "triu": ("triu", 1, ("diagonal",), {"diagonal": 0}),
     # losses
     # Recent PyTorch passes weight=None to mse_loss / l1_loss / huber_loss (templates check it).
     "mse_loss": ("mse_loss", 2, ("size_average", "reduce", "reduction", "weight"),

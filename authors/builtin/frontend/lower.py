@@ -219,6 +219,8 @@ class _Lowerer:
         t = type(mod)
         if t in _LOSS_MODULES and not node.kwargs and all(v.is_tensor for v in x):
             return self.lower_loss_module(mod, x, out, expr)
+        if isinstance(mod, nn.MultiheadAttention):
+            return _lower_mha(mod, node, x, out, expr, param, self.value_of)
         if node.kwargs or len(x) != 1 and not isinstance(mod, nn.Bilinear):
             return Op("torch", x, out, {}, expr)
         if t in _MODULE_ACTS:
@@ -303,6 +305,35 @@ class _Lowerer:
         if len(x) != spec[1] or getattr(mod, "weight", None) is not None:
             return Op("torch", x, out, {}, expr)
         return Op(kind, x, out, {**spec[3], **{k: getattr(mod, k) for k in names}}, expr)
+
+
+def _lower_mha(mod: nn.MultiheadAttention, node: torch.fx.Node, x: list[Value], out: Value, expr: str,
+               param: Callable[[str], Value | None], value_of: Callable[[Any], Value]) -> Op:
+    """nn.MultiheadAttention as a `multihead_attention` op (families/attention expands it): inputs
+    query, key, value, the packed in-projection and the out-projection parameters, then the attention
+    mask where one is passed; the forms that family does not implement stay `torch`."""
+    kw = dict(node.kwargs)
+    names = ("key_padding_mask", "need_weights", "attn_mask", "average_attn_weights", "is_causal")
+    kw.update(zip(names, node.args[3:], strict=False))
+    mask = kw.get("attn_mask")
+    plain = (len(node.args) == 3 and all(v.is_tensor for v in x) and set(kw) <= set(names)
+             and kw.get("key_padding_mask") is None and (mask is None or isinstance(mask, torch.fx.Node))
+             and all(isinstance(kw.get(k, False), bool) for k in ("need_weights", "is_causal"))
+             and mod._qkv_same_embed_dim and mod.in_proj_bias is not None and mod.bias_k is None
+             and not mod.add_zero_attn and (mod.dropout == 0 or not mod.training))
+    if not plain:
+        return Op("torch", x, out, {}, expr)
+    p = attr_path(str(node.target))
+    o_b = mod.out_proj.bias
+    ins = [*x, param("in_proj_weight"), param("in_proj_bias"),
+           Value(f"{p}.out_proj.weight", meta=_meta(mod.out_proj.weight), is_param=True)]
+    ins += [Value(f"{p}.out_proj.bias", meta=_meta(o_b), is_param=True)] if o_b is not None else []
+    attrs = {"num_heads": mod.num_heads, "batch_first": mod.batch_first, "out_bias": o_b is not None,
+             "attn_mask": None}
+    if mask is not None:
+        ins.append(value_of(mask))
+        attrs["attn_mask"] = ins[-1].name
+    return Op("multihead_attention", ins, out, attrs, expr)
 
 
 def _qualname(target: Any) -> str:

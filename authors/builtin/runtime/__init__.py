@@ -14,6 +14,7 @@ import inspect
 from types import ModuleType
 
 from . import (
+    attention,
     common,
     conv_gemm,
     conv_layout,
@@ -81,6 +82,8 @@ POOL_WINDOW = source(pool_window)
 """The window-pooling launchers' plan (runtime/pool_window.py); it calls CP_PLANS' and theirs."""
 POOL_GLOBAL = source(pool_global)
 """The global-pooling launchers' plan (runtime/pool_global.py); it calls CP_PLANS' and theirs."""
+ATTENTION = source(attention)
+"""The attention launchers' run and the kernel's score helper (runtime/attention.py); it calls COLLAPSE's."""
 GRAPH_REPLAY = source(graph_replay)
 """CUDA-graph replay's helpers (runtime/graph_replay.py), pasted before ModelNew."""
 GRAPH_FORWARD = source(graph_forward)

@@ -13,14 +13,15 @@ import triton.language as tl
 from .common import _TUNE, _cdiv, _configs, _i64, _launch
 from .conv_pool import _cp_chain, _cp_plan, _cp_planes, _cp_strides
 
-# Rationale: aten's `contiguous(memory_format=...)` between NCHW and channels-last ran at 1.2-1.8
-# TB/s on an H200 (a strided copy whose writes are scattered: 0.2-0.67 ms for the inputs of
-# session 33's level-2 convolutions, as much as the 0.2-0.3 ms NHWC gain of the convolution). One
-# tile of (BR rows) x (BK columns) of an image's plane is read along its rows and written along
-# its columns, both coalesced (Triton stages the transpose through shared memory): 3.6-4.0 TB/s on
-# the same inputs (tests/gpu/conv_layouts.py), the 64 x 64 and 64 x 32 tiles picked most. Planes
-# with few rows or columns (an image's 3 channels) want a thin tile; the autotuner picks per
-# (R, K). The first entry is the interpreter's.
+# Rationale: aten's `contiguous(memory_format=...)` between NCHW and channels-last ran at 1.2-1.8 TB/s
+# on an H200 (a strided copy whose writes are scattered: 0.2-0.67 ms for the inputs of the level-2
+# convolutions, 2026-12-03, tests/gpu/conv_layouts.py in
+# problems/measurements/h200-2026-12-03-conv-transpose/, as much as the 0.2-0.3 ms NHWC gain of the
+# convolution). One tile of (BR rows) x (BK columns) of an image's plane is read along its rows and
+# written along its columns, both coalesced (Triton stages the transpose through shared memory): 3.6-4.0
+# TB/s on the same inputs (tests/gpu/conv_layouts.py), the 64 x 64 and 64 x 32 tiles picked most. Planes
+# with few rows or columns (an image's 3 channels) want a thin tile; the autotuner picks per (R, K). The
+# first entry is the interpreter's.
 _CV_TRANSPOSE_CONFIGS = [({"BR": 32, "BK": 64}, 4, 1), ({"BR": 64, "BK": 64}, 4, 1),
                          ({"BR": 64, "BK": 32}, 4, 1), ({"BR": 32, "BK": 128}, 4, 1),
                          ({"BR": 16, "BK": 128}, 4, 1), ({"BR": 4, "BK": 512}, 4, 1),

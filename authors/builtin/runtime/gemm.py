@@ -108,7 +108,8 @@ def _gemm_grid(n, M, N):
     return lambda meta: (n * _cdiv(M, meta['BLOCK_M']) * _cdiv(N, meta['BLOCK_N']),)
 
 
-# Rationale (H200, do_bench, tests/gpu/candidates_vs_eager.py, session 15): scales per row over all
+# Rationale (H200, 2026-11-30, do_bench, tests/gpu/candidates_vs_eager.py,
+# problems/measurements/h200-2026-11-30-rowscale/call1_gemm_scales_conv_tiles.txt): scales per row over all
 # of K ran the fp16 GEMM 11-22% faster than per-(row, K chunk) scales, whose loads and multiply
 # cost every K step (3840^3: 0.885 -> 0.725 ms; 3072 x 2560 x 4096: 0.570 -> 0.460), but their
 # bounds cost one more read of both operands, 4 (M + N) K bytes against 2 M N K flops: on a

@@ -7,6 +7,9 @@ A signature replays only where its first call measured replay faster than plain 
 saves host launch time but pays an input copy and an output clone per call, a net loss on forwards
 that are not launch-bound (see _GRAPH_MAX_BYTES). The capture stays in this function, where the
 evaluator's static checks see that what is kept on self was computed inside a graph capture.
+The profiler's Nsight Compute pass calls `_eager_forward` directly, to measure the kernels the
+graph holds without replay (profiling/profile.py, forward_for_counters): keep that name and
+`_cuda_graphs`.
 """
 
 import torch

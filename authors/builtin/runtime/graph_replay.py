@@ -20,9 +20,10 @@ import torch
 # input) paid an extra 66 us input copy per replayed call and saved nothing. So the first call of
 # a signature times plain calls against replays (_graph_faster) and keeps the faster. This size
 # stays as a cheap upper gate, above which nothing is captured or timed: on single strict-fp32
-# GEMMs (session 16, protocol, plain -> replayed) 136 MB of inputs plus outputs went 0.81 ->
-# 0.67 ms and 169 MB 1.08 -> 0.85 ms, but 295 MB 0.67 -> 0.84 ms and 382 MB 0.80 -> 1.04 ms, and a
-# first-call timing alone once chose replay on those two.
+# GEMMs (H200, 2026-11-30, problems/measurements/h200-2026-11-30-graph-replay/, protocol, plain ->
+# replayed) 136 MB of inputs plus outputs went 0.81 -> 0.67 ms and 169 MB 1.08 -> 0.85 ms, but 295 MB
+# 0.67 -> 0.84 ms and 382 MB 0.80 -> 1.04 ms, and a first-call timing alone once chose replay on those
+# two.
 _GRAPH_MAX_BYTES = 192 << 20
 # Replay must beat plain calls by this fraction (it also holds the graph's memory), and the best
 # of this many timed calls per way decides; one untimed call of each goes first.

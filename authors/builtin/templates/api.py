@@ -8,6 +8,7 @@ and codegen helpers, and the shared runtime sources a template emits. It sits ab
 (it imports them); nothing inside authors/builtin imports it.
 """
 
+from ..families.attention.template import AttentionTemplate
 from ..families.conv_pool.common import (
     CHEAP_OPS,
     PIXEL_COORDS,
@@ -72,6 +73,7 @@ from .base import EmitContext, Emitted, Template
 from .launch import autotune
 
 __all__ = [
+    "AttentionTemplate",
     "CHEAP_OPS",
     "COLLAPSE",
     "COMBINES",

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 28 call 1: where the evaluation's seconds go (stage_seconds, finer keys), and where the
+# H200, 2026-12-02, call 1: where the evaluation's seconds go (stage_seconds, finer keys), and where the
 # candidate's per-call cost under the split judge comes from (tests/gpu/split_overhead.py).
 START=$(date +%s); cd "$(dirname "$0")/.."; . .gpu/setup.sh
 echo "setup $(($(date +%s)-START))s"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 28 call 2: the per-call cost experiment with the evaluator's input pattern (three sets,
+# H200, 2026-12-02, call 2: the per-call cost experiment with the evaluator's input pattern (three sets,
 # rewritten by another process before each run), and evaluation cost with background imports.
 START=$(date +%s); cd "$(dirname "$0")/.."; . .gpu/setup.sh
 P=problems

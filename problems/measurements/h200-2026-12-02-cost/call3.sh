@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 28 call 3: the GPU subset re-measured after the cost and touch changes (16 suite problems'
+# H200, 2026-12-02, call 3: the GPU subset re-measured after the cost and touch changes (16 suite problems'
 # built-in first candidates through the evaluator, default policy), the split-judge GPU tests, and
 # the 7.6 GB memory test.
 START=$(date +%s); cd "$(dirname "$0")/.."; . .gpu/setup.sh

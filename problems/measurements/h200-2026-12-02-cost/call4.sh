@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 28 call 4: the candidate's own start-to-idle clock (timing.escapes_events) on the GPU:
+# H200, 2026-12-02, call 4: the candidate's own start-to-idle clock (timing.escapes_events) on the GPU:
 # the split-judge tests (side-stream cheat rejected, honest candidates accepted), then six suite
 # first candidates with their event and idle times side by side.
 START=$(date +%s); cd "$(dirname "$0")/.."; . .gpu/setup.sh

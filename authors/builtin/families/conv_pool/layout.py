@@ -19,18 +19,19 @@ from ..norms.match import parse_norm
 from .common import PIXEL_COORDS, conv_attr_args, conv_region, indent, tail_runs
 from .conv_launch import ConvLaunch
 
-# Rationale (H200, problems/measurements/h200-2026-11-30-tf32/conv_layouts.txt, each problem's
-# cuDNN convolution alone, TF32, NCHW -> NHWC): level2/02 Conv2d(44, 64, 112, 112) 0.522 -> 0.240 ms,
+# Rationale (H200, problems/measurements/h200-2026-11-30-tf32/conv_layouts.txt, each problem's cuDNN
+# convolution alone, TF32, NCHW -> NHWC): level2/02 Conv2d(44, 64, 112, 112) 0.522 -> 0.240 ms,
 # level2/11 0.741 -> 0.464, level2/15 ConvTranspose2d 0.677 -> 0.482, level2/21 0.711 -> 0.407:
-# 1.4-2.2x. The per-call input conversion costs one read and write of the input, through the
-# runtime's tiled transpose (runtime/conv_layout.py; session 33: level2/02's 141 MB in 0.073 ms,
-# 3.6-4.0 TB/s, where aten's strided copy took 0.199 ms and, in session 32's forwards, up to
-# 0.67 ms), well under the gain; it pays wherever the NHWC gain exceeds two passes over the
-# input, i.e. unless C_out * output pixels is small next to the input. Under
-# strict fp32 NHWC was slower (level2/02 1.988 -> 2.226 ms), so the path is only for policies
-# with TF32 convolutions. 3-D convolutions follow Inductor's layout optimisation
-# (channels_last_3d); level2/18's Conv3d(2, 32, 32, 112, 112) went 0.820 -> 0.517 ms in TF32
-# (session 33, problems/measurements/h200-2026-12-03-s33/). Set to () to keep every call NCHW.
+# 1.4-2.2x. The per-call input conversion costs one read and write of the input, through the runtime's
+# tiled transpose (runtime/conv_layout.py; H200, 2026-12-03, tests/gpu/conv_layouts.py in
+# problems/measurements/h200-2026-12-03-conv-transpose/: level2/02's 141 MB in 0.073 ms, 3.6-4.0 TB/s,
+# where aten's strided copy took 0.199 ms and, in h200-2026-12-02-bench-level2/'s forwards, up to 0.67
+# ms), well under the gain; it pays wherever the NHWC gain exceeds two passes over the input, i.e.
+# unless C_out * output pixels is small next to the input. Under strict fp32 NHWC was slower (level2/02
+# 1.988 -> 2.226 ms), so the path is only for policies with TF32 convolutions. 3-D convolutions follow
+# Inductor's layout optimisation (channels_last_3d); level2/18's Conv3d(2, 32, 32, 112, 112) went 0.820
+# -> 0.517 ms in TF32 (H200, 2026-12-03, problems/measurements/h200-2026-12-03-conv-transpose/). Set to
+# () to keep every call NCHW.
 CHANNELS_LAST_DIMS: tuple[int, ...] = (2, 3)
 
 # Rationale: a memory-bound pass wants ~2-4K elements per program with 16-byte accesses along the

@@ -58,7 +58,8 @@ class Graph:
 
 def triangle(op: Op | None) -> tuple[str, int, Value] | None:
     """(tril|triu, diagonal, input) when `op` is torch.tril / triu of its input."""
-    if op is None or op.kind != "torch" or len(op.inputs) != 1 or not op.inputs[0].is_tensor:
+    # "triu" is a kind of its own (the attention family reads causal masks from it); tril is not.
+    if op is None or op.kind not in ("torch", "triu") or len(op.inputs) != 1 or not op.inputs[0].is_tensor:
         return None
     m = _TRI_FN.match(op.torch_expr) or _TRI_METHOD.match(op.torch_expr)
     if m is None or m.group("x") != op.inputs[0].name or op.inputs[0].meta.rank < 2:

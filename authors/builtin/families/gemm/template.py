@@ -59,10 +59,11 @@ class GemmTemplate(Template):
     fold = True
     """Fold A's batch into M when B is one matrix (off when the kernel needs per-matrix rows)."""
     params = {"input_precision": ["tf32x3", "ieee"], "f16_scales": ["auto", "row", "chunk"]}
-    # A prepared GEMM costs five host launches (two bounds, two preparations, the autotuned kernel
-    # of ~25 arguments), all issued before the kernel that does the work can start. Measured on an
-    # H200 under the timing protocol (session 15, default candidates, plain -> replayed): level1/01
-    # 1.02 -> 0.81 ms, level1/03 0.65 -> 0.54, level2/04 0.83 -> 0.60, level2/13 0.95 -> 0.75,
+    # A prepared GEMM costs five host launches (two bounds, two preparations, the autotuned kernel of
+    # ~25 arguments), all issued before the kernel that does the work can start. Measured on an H200
+    # under the timing protocol (2026-11-30, tests/gpu/candidates_vs_eager.py, default candidates,
+    # problems/measurements/h200-2026-11-30-rowscale/call5_gemm_graph_replay.txt, plain -> replayed):
+    # level1/01 1.02 -> 0.81 ms, level1/03 0.65 -> 0.54, level2/04 0.83 -> 0.60, level2/13 0.95 -> 0.75,
     # level2/16 0.77 -> 0.57, level3/01 1.16 -> 1.02, level3/06 3.69 -> 2.02, level3/13 2.64 -> 2.18.
     graph_replay = "cuda-graph-replay"
 

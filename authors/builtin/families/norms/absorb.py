@@ -1,13 +1,13 @@
 """A convolution's bias absorbed by the norm after it (the two-level-norm-statistics rewrite).
 
-The convolution runs without its bias, so its output skips the pass that adds it (session 34's
-H200 profiles: 92-491 us a forward, as much as a norm's statistics, on level2/05, 09 and 22),
-and the norm accounts for it. A batch norm in training and an instance norm subtract each
-channel's mean over the values they normalize; a per-channel bias shifts that mean by itself and
-leaves the variance alone, so the normalized result is the same without it. A batch norm that
-tracks running statistics takes the bias as an operand (`xbias`) and adds it to the running mean
-it updates, as the module would have recorded it. A group norm averages several channels with
-different biases, which do not cancel: it takes the bias as an operand too and adds it to each
+The convolution runs without its bias, so its output skips the pass that adds it (H200 profiles of
+2026-12-03, problems/measurements/h200-2026-12-03-batchnorm-nhwc/: 92-491 us a forward, as much as a
+norm's statistics, on level2/05, 09 and 22), and the norm accounts for it. A batch norm in training and
+an instance norm subtract each channel's mean over the values they normalize; a per-channel bias shifts
+that mean by itself and leaves the variance alone, so the normalized result is the same without it. A
+batch norm that tracks running statistics takes the bias as an operand (`xbias`) and adds it to the
+running mean it updates, as the module would have recorded it. A group norm averages several channels
+with different biases, which do not cancel: it takes the bias as an operand too and adds it to each
 value it loads (in the pass that reads the values anyway when they arrive channels-last).
 
 Both ops keep a PyTorch fallback that computes the same thing, so the rewrite holds whichever

@@ -1,0 +1,114 @@
+"""The fused attention kernel (flash-attention style) and its renderer.
+
+One program owns a tile of BLOCK_M queries of one (batch, head) and walks the keys in BLOCK_N
+tiles: scores = q k^T (scaled and masked as the reference does, runtime `_attn_scores`), a
+running row max and sum of exponentials (online softmax), and the accumulator of p v rescaled
+whenever the max grows. The S x S score matrix never reaches memory. Under a causal mask a query
+tile stops at its last key (tiles above the diagonal are skipped, not masked).
+
+The kernel below is real Triton and, verbatim, what a region launches under the `default` and
+`strict` policies (fp32-accurate tf32x3 dots); `render` only renames it, sets the dots' precision
+and puts the autotuning decorator on top.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import triton
+import triton.language as tl
+
+from ...runtime.attention import _attn_scores
+from ...templates.base import EmitContext
+from ...templates.launch import autotune
+from ..gemm.match import precision
+
+# Rationale: no GPU measurement yet. Tiles follow the flash-attention forward's usual shapes for
+# head dims 32-128 (BLOCK_M 64-128 queries x BLOCK_N 32-64 keys); tf32x3 runs three tensor-core
+# products per dot, so the register-heavy 128 x 64 tile gets 8 warps. 32 x 32 keeps head dims up
+# to 256 within registers. The first entry is the only one under the CPU interpreter: wide tiles
+# there mean fewer interpreted loop steps.
+CONFIGS = [
+    ({"BLOCK_M": 64, "BLOCK_N": 64}, 4, 2),
+    ({"BLOCK_M": 128, "BLOCK_N": 64}, 8, 2),
+    ({"BLOCK_M": 128, "BLOCK_N": 32}, 4, 3),
+    ({"BLOCK_M": 64, "BLOCK_N": 32}, 4, 3),
+    ({"BLOCK_M": 128, "BLOCK_N": 64}, 8, 3),
+    ({"BLOCK_M": 32, "BLOCK_N": 32}, 4, 2),
+]
+TUNE_KEY = ["TQ", "TK", "D", "DV"]
+MAX_HEAD_DIM = 256
+"""Head dims above this do not fit a query tile in registers: such attention stays in PyTorch."""
+
+
+@triton.jit
+def _attn_fwd_kernel(q, k, v, m, o, scale, fill, H, TQ, TK, D, DV,
+                     sqz, sqh, sqm, sqd, skz, skh, skn, skd, svz, svh, svn, svd,
+                     smz, smh, smm, smn, soz, soh, som, sod,
+                     MASK: tl.constexpr, MASK_FIRST: tl.constexpr, CAUSAL: tl.constexpr,
+                     I64: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid_m = tl.program_id(0)
+    zh = tl.program_id(1)
+    z = zh // H
+    h = zh % H
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    if I64:
+        z = z.to(tl.int64)
+        h = h.to(tl.int64)
+        offs_m = offs_m.to(tl.int64)
+    offs_d = tl.arange(0, BLOCK_D)
+    offs_dv = tl.arange(0, BLOCK_DV)
+    rows = offs_m < TQ
+    qt = tl.load(q + z * sqz + h * sqh + offs_m[:, None] * sqm + offs_d[None, :] * sqd,
+                 mask=rows[:, None] & (offs_d[None, :] < D), other=0.0)
+    kb = k + z * skz + h * skh
+    vb = v + z * svz + h * svh
+    mb = m + z * smz + h * smh
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)
+    hi = TK
+    if CAUSAL:  # keys after the tile's last query are masked for every row: skip them
+        hi = tl.minimum(TK, (pid_m + 1) * BLOCK_M)
+    for n0 in range(0, hi, BLOCK_N):
+        offs_n = n0 + tl.arange(0, BLOCK_N)
+        cols = offs_n < TK
+        kt = tl.load(kb + offs_d[:, None] * skd + offs_n[None, :] * skn,
+                     mask=(offs_d[:, None] < D) & cols[None, :], other=0.0)
+        s = tl.dot(qt, kt, input_precision="tf32x3")
+        s = _attn_scores(s, mb, offs_m, offs_n, rows[:, None] & cols[None, :], smm, smn, scale, fill,
+                         MASK, MASK_FIRST)
+        keep = cols[None, :]
+        if CAUSAL:
+            keep = keep & (offs_m[:, None] >= offs_n[None, :])
+        s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        # A row with every score so far masked keeps m = -inf; shifting by 0 instead keeps its
+        # exponentials 0 (not NaN), so a later unmasked key still counts.
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = tl.exp(m_i - m_safe)
+        p = tl.exp(s - m_safe[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        vt = tl.load(vb + offs_n[:, None] * svn + offs_dv[None, :] * svd,
+                     mask=cols[:, None] & (offs_dv[None, :] < DV), other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p, vt, input_precision="tf32x3")
+        m_i = m_new
+    # A fully masked row divides 0 by 0: NaN, as the reference's softmax gives.
+    out = acc / l_i[:, None]
+    tl.store(o + z * soz + h * soh + offs_m[:, None] * som + offs_dv[None, :] * sod, out,
+             mask=rows[:, None] & (offs_dv[None, :] < DV))
+
+
+def render(name: str, ctx: EmitContext) -> str:
+    """The kernel as generated source named `name`, its dots at the policy's precision, under
+    its autotuning decorator."""
+    text = inspect.getsource(_attn_fwd_kernel.fn)
+    text = text[text.index("def "):].replace("def _attn_fwd_kernel(", f"def {name}(", 1)
+    prec = precision(ctx)
+    if prec != "tf32x3":
+        text = text.replace('input_precision="tf32x3"', f'input_precision="{prec}"')
+    return autotune(CONFIGS, TUNE_KEY) + text.rstrip("\n")
+
+
+__all__ = ["CONFIGS", "MAX_HEAD_DIM", "TUNE_KEY", "_attn_scores", "render"]

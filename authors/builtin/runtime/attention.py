@@ -1,0 +1,113 @@
+"""The attention launchers' one runtime call `_attn_run` (skills/flash-attention-tiling) and the
+kernel's score helper `_attn_scores`.
+
+A launcher hands q, k (or k^T as the reference's matmul read it), v, an optional mask and its
+scale; `_attn_run` views each as (Z, H, rows, cols) by strides (batch dims broadcast with stride
+0, no copies for up to two batch dims), allocates the output and launches one program per
+(query tile, batch x head). A packed input (nn.MultiheadAttention's in-projection output,
+(..., 3 * E)) is split into heads by views only, and the output is written in the module's
+(..., E) layout, so the out-projection reads it without a transpose copy.
+"""
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from .common import _cdiv, _i64, _npow2
+
+# Mask modes (the kernel's MASK): none, additive, filled where true, filled where false (SDPA's
+# boolean masks name the positions that take part).
+_ATTN_NONE, _ATTN_ADD, _ATTN_FILL, _ATTN_KEEP = 0, 1, 2, 3
+
+
+@triton.jit
+def _attn_scores(s, mp, offs_m, offs_n, valid, smm, smn, scale, fill, MASK: tl.constexpr,
+                 MASK_FIRST: tl.constexpr):
+    """Scores of one tile, scaled and masked in the reference's order (a mask applied before the
+    scale is scaled with the scores; one applied after is not)."""
+    if not MASK_FIRST:
+        s = s * scale
+    if MASK != 0:
+        mv = tl.load(mp + offs_m[:, None] * smm + offs_n[None, :] * smn, mask=valid, other=0)
+        if MASK == 1:
+            s = s + mv
+        elif MASK == 2:
+            s = tl.where(mv != 0, fill, s)
+        else:
+            s = tl.where(mv != 0, s, fill)
+    if MASK_FIRST:
+        s = s * scale
+    return s
+
+
+def _attn_4d(t, batch):
+    """`t` (..., rows, cols) broadcast to `batch` and viewed as (Z, H, rows, cols)."""
+    t = t.expand(*batch, *t.shape[-2:])
+    if len(batch) > 2:
+        return t.reshape(-1, batch[-1], *t.shape[-2:])
+    return t.reshape((1,) * (2 - len(batch)) + tuple(t.shape))
+
+
+def _attn_packed(qkv, heads, batch_first):
+    """q, k, v as (B, H, T, hd) views of a packed (B, T, 3E) or (T, B, 3E) projection."""
+    parts = qkv.unflatten(-1, (3, heads, qkv.shape[-1] // (3 * heads)))
+    order = (0, 2, 1, 3) if batch_first else (1, 2, 0, 3)
+    return [parts.select(-3, i).permute(order) for i in range(3)]
+
+
+def _attn_mha_mask(m, b, heads):
+    """nn.MultiheadAttention's (T, S) or (B * heads, T, S) mask as a (B, heads | 1, T, S) view."""
+    return m if m.dim() == 2 else m.view(b, heads, *m.shape[-2:])
+
+
+def _attn_run(kern, q, k, v, m, scale, p):
+    """Attention of one region: `p` holds the reference's form (literal flags from the
+    generator): kt (k arrives transposed), packed (heads, batch_first) or None, divide (the
+    scores are divided by `scale`), mask mode / fill / mask_first, causal, bthd (write the
+    output as (B, T, H, dv) and return its (B, H, T, dv) view)."""
+    packed = p["packed"]
+    if packed is not None:
+        heads, batch_first = packed
+        q, k, v = _attn_packed(q, heads, batch_first)
+        if m is not None:
+            m = _attn_mha_mask(m, q.shape[0], heads)
+    elif p["kt"]:
+        k = k.transpose(-2, -1)
+    tq, d, tk, dv = q.shape[-2], q.shape[-1], k.shape[-2], v.shape[-1]
+    if scale is None:
+        scale = 1.0 / math.sqrt(d)
+    elif p["divide"]:
+        scale = 1.0 / scale
+    shapes = [q.shape[:-2], k.shape[:-2], v.shape[:-2]] + ([m.shape[:-2]] if m is not None else [])
+    batch = torch.broadcast_shapes(*shapes)
+    if packed is not None:
+        b, t = q.shape[0], q.shape[2]
+        e = heads * dv
+        flat = torch.empty((b, t, e) if batch_first else (t, b, e), device=q.device, dtype=q.dtype)
+        o4 = flat.unflatten(-1, (heads, dv)).permute((0, 2, 1, 3) if batch_first else (1, 2, 0, 3))
+    elif p["bthd"]:
+        o4 = torch.empty((batch[0], tq, batch[1], dv), device=q.device, dtype=q.dtype).transpose(1, 2)
+        flat = o4
+    else:
+        flat = torch.empty((*batch, tq, dv), device=q.device, dtype=q.dtype)
+        o4 = flat
+    q4, k4, v4, o = _attn_4d(q, batch), _attn_4d(k, batch), _attn_4d(v, batch), _attn_4d(o4, batch)
+    if m is not None:
+        m4 = _attn_4d(m.expand(*m.shape[:-2], tq, tk), batch)
+        if m4.dtype == torch.bool:
+            m4 = m4.view(torch.uint8)
+    else:
+        m4 = q4
+    z, h = q4.shape[0], q4.shape[1]
+    if z * h * tq == 0:
+        return flat
+    fill = float(p["fill"])
+    args = [q4, k4, v4, m4, o, float(scale), fill, h, tq, tk, d, dv,
+            *q4.stride(), *k4.stride(), *v4.stride(), *m4.stride(), *o.stride()]
+    mode = p["mask"] if m is not None else _ATTN_NONE
+    kern[lambda meta: (_cdiv(tq, meta["BLOCK_M"]), z * h)](
+        *args, MASK=mode, MASK_FIRST=p["mask_first"], CAUSAL=p["causal"],
+        I64=_i64(q4, k4, v4, m4, o), BLOCK_D=max(16, _npow2(d)), BLOCK_DV=max(16, _npow2(dv)))
+    return flat

@@ -1,0 +1,110 @@
+"""The planner's choice as pure functions: which skill addresses the hottest kernel's limiter, and
+which move a round makes (a skill and the variants of it to try), in three tiers:
+
+1. ranked: the skill index's hits for this profile, those addressing the hottest kernel's limiter
+   first, skipping skills already applied (in the best candidate, or tried on this task);
+2. variant: untried variants of skills already applied (those in the best included);
+3. template: any other template skill the author can apply under the run's policy.
+
+A move is a skill with at least one untried variant whose code differs from the best candidate.
+"Nothing left" is said only when every tier is exhausted, or when the ranked skills are and the
+best candidate already runs within NEAR_FLOOR of its speed-of-light floor. On a CPU no floor is
+measured (headroom None): the headroom is unknown, so the fallbacks are tried while rounds remain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..state.records import Plan, Profile
+from ..state.vocab import BOTTLENECKS
+
+NEAR_FLOOR = 1.5
+"""Headroom (runtime / floor) at or below which running out of ranked skills may end the run."""
+
+
+def as_bottleneck(word: str | None) -> str | None:
+    """A limiter in the bottleneck vocabulary ('memory' -> 'memory-bound'), None if unknown."""
+    if not word:
+        return None
+    if word in BOTTLENECKS:
+        return word
+    return next((b for b in BOTTLENECKS if b.startswith(word.lower())), None)
+
+
+def hottest_limiter(profile: Profile) -> tuple[str | None, str]:
+    """(limiter, why): the hottest kernel's (by share of GPU time) limiter or bottleneck class when
+    the profile says; the whole profile's bottleneck otherwise."""
+    top = as_bottleneck(getattr(profile, "limiter", None))
+    if top:  # the profiler named the hottest kernel's limiter (nodes/limiter.py)
+        return top, getattr(profile, "limiter_rationale", "") or f"the hottest kernel is {top}"
+    if profile.kernels:
+        k = max(profile.kernels, key=lambda k: k.share)
+        found = as_bottleneck(getattr(k, "limiter", None)) or k.bottleneck
+        if found:
+            return found, f"hottest kernel {k.name} ({k.share:.0%} of GPU time) is {found}"
+    return profile.bottleneck, f"the profile is {profile.bottleneck}"
+
+
+def by_limiter(hits: list[Any], limiter: str | None) -> list[Any]:
+    """Hits whose skill addresses `limiter` first, rank order kept within each group."""
+    def addresses(hit: Any) -> bool:
+        skill = getattr(hit, "skill", None)
+        return limiter is not None and limiter in getattr(skill, "bottlenecks", ())
+    return sorted(hits, key=lambda h: not addresses(h))
+
+
+@dataclass(frozen=True)
+class Option:
+    """A skill the planner may apply, with its variants in the order to try them."""
+
+    skill_id: str
+    reason: str
+    move: str = "ranked"
+    variants: list[dict[str, Any]] = field(default_factory=lambda: [{}])
+
+
+def variant_key(skill_id: str, params: dict[str, Any]) -> tuple[str, str]:
+    """The (skill, parameters) identity of Attempt.key()."""
+    return skill_id, repr(sorted(params.items()))
+
+
+def first_move(options: list[Option], tried: set[tuple[str | None, str]],
+               differs: Callable[[str, dict[str, Any]], bool], cap: int) -> Plan | None:
+    """The first option with untried variants that change the best candidate: up to `cap` of them.
+    Cheap checks first: `differs` may dry-run a build, so it never runs for a tried variant."""
+    for opt in options:
+        picked: list[dict[str, Any]] = []
+        for params in opt.variants:
+            if variant_key(opt.skill_id, params) in tried or params in picked:
+                continue
+            if differs(opt.skill_id, params):
+                picked.append(params)
+                if len(picked) >= cap:
+                    break
+        if picked:
+            return Plan(skill_id=opt.skill_id, params=picked[0], variants=picked, reason=opt.reason,
+                        move=opt.move)
+    return None
+
+
+def plan_round(ranked: list[Option], fallbacks: list[Option], tried: set[tuple[str | None, str]],
+               differs: Callable[[str, dict[str, Any]], bool], cap: int,
+               headroom: float | None) -> tuple[Plan | None, str | None]:
+    """(plan, None), or (None, why nothing is planned). Ranked options first; then, unless the best
+    is within NEAR_FLOOR of its floor, the fallbacks."""
+    plan = first_move(ranked, tried, differs, cap)
+    if plan is not None:
+        return plan, None
+    if headroom is not None and headroom <= NEAR_FLOOR:
+        return None, (f"no ranked skill left and the best candidate runs within {NEAR_FLOOR}x of its "
+                      f"speed-of-light floor ({headroom:.2f}x)")
+    plan = first_move(fallbacks, tried, differs, cap)
+    if plan is not None:
+        return plan, None
+    where = f" at {headroom:.2f}x its floor" if headroom is not None else ""
+    return None, (f"nothing left that changes the best candidate{where}: every ranked skill, every "
+                  f"variant of the applied skills and every template the author can apply ({len(ranked)} "
+                  f"ranked, {len(fallbacks)} fallback options) was tried or generates the same code")

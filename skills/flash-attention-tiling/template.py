@@ -1,0 +1,15 @@
+"""Fused attention: softmax(Q K^T * scale [+ mask]) V in one kernel, flash-attention style.
+
+Its rewrite hook finds attention written by hand (matmul, scale, mask, softmax, optional identity
+dropout, matmul), `F.scaled_dot_product_attention` and `nn.MultiheadAttention` (projections left
+to the GEMM templates) and turns each into one `attention` op; the kernel keeps a running max and
+sum over key tiles, so the score matrix never reaches memory, and skips the key tiles a causal
+mask hides. Dots are fp32-accurate (tf32x3) unless the policy allows TF32. See
+authors/builtin/families/attention/.
+"""
+
+from __future__ import annotations
+
+from kernelskill.authors.builtin.templates.api import AttentionTemplate
+
+TEMPLATE = AttentionTemplate()

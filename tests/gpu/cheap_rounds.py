@@ -1,0 +1,57 @@
+"""What a later round's evaluation costs: the first candidate of each problem evaluated once with
+the full protocol, then again as a later round would (eager and torch.compile handed over in
+`known_baselines`, `timing_mode="rank"`), with spare judges on as optimize and bench run them.
+
+    python3 tests/gpu/cheap_rounds.py [--repeat N] PROBLEM.py:CANDIDATE.py ...
+
+(candidates written beforehand, e.g. the built-in author's first: eval/ alone runs on a bare host)
+
+Prints one row per evaluation (seconds, runtime, where the baselines came from), the rank-mode
+runtime against the full one per problem, and the median seconds of the later evaluations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from kernelskill.eval.api import evaluate
+from kernelskill.eval.child import spare_judges
+from kernelskill.eval.types import EvalOptions
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("pairs", nargs="+", help="PROBLEM.py:CANDIDATE.py")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    later: list[float] = []
+    with spare_judges():
+        for pair in args.pairs:
+            path, cand_path = (Path(p) for p in pair.split(":"))
+            src, cand = path.read_text(), cand_path.read_text()
+            t0 = time.time()
+            full = evaluate(src, cand, EvalOptions(device="cuda"), problem_name=str(path))
+            print(f"{path.stem:34s} full  {time.time() - t0:5.1f} s  correct={full.correct}  "
+                  f"{full.runtime_ms} ms  eager {full.eager_ms}  compile {full.compile_ms}  "
+                  f"{full.baselines_in}", flush=True)
+            if not full.correct:
+                continue
+            for _ in range(args.repeat):
+                opts = EvalOptions(device="cuda", known_baselines=[full.eager_ms, full.compile_ms],
+                                   timing_mode="rank", work=[full.flops, full.bytes])
+                t0 = time.time()
+                r = evaluate(src, cand, opts, problem_name=str(path))
+                later.append(time.time() - t0)
+                ratio = r.runtime_ms / full.runtime_ms if r.runtime_ms and full.runtime_ms else None
+                print(f"{path.stem:34s} rank  {later[-1]:5.1f} s  correct={r.correct}  {r.runtime_ms} ms "
+                      f"(x{ratio:.3f} of full)  {r.baselines_in}  noise {r.noise}  "
+                      f"{ {k: v for k, v in r.stage_seconds.items() if '.' not in k} }", flush=True)
+    if later:
+        print(f"median later evaluation: {statistics.median(later):.1f} s over {len(later)}")
+
+
+if __name__ == "__main__":
+    main()

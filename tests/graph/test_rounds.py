@@ -1,0 +1,45 @@
+"""report.json's per-round record, derived from plans and attempts: the choice, the variants with
+their parameters, outcome and runtime, and the effect on the best before the round (GPU only)."""
+
+from __future__ import annotations
+
+from kernelskill.graph.rounds import round_records
+from kernelskill.state.graph_state import GraphState, RunSettings, Verdict
+from kernelskill.state.records import Attempt, Plan, Problem
+
+
+def _a(round_: int, params: dict, outcome: str, ms: float | None, node: str = "generator") -> Attempt:
+    return Attempt(round=round_, node=node, skill_id="s" if round_ else None, params=params,
+                   source_hash=f"h{round_}{sorted(params.items())}", outcome=outcome,
+                   stage="done" if outcome == "correct" else "correctness", runtime_ms=ms)
+
+
+def _state(device: str) -> GraphState:
+    attempts = [_a(0, {}, "correct", 2.0),
+                _a(1, {}, "correct", 1.9), _a(1, {"tile": 8192}, "correct", 1.0),
+                _a(1, {"tile": 2048}, "incorrect", None),
+                _a(2, {"split": "never"}, "correct", 1.5)]
+    plans = [Plan(skill_id="s", variants=[{}, {"tile": 8192}, {"tile": 2048}], reason="hot kernel", round=1,
+                  best_ms=2.0),
+             Plan(skill_id="t", params={"split": "never"}, reason="fallback", move="variant", round=2,
+                  best_ms=1.0)]
+    return GraphState(problem=Problem(name="p", path="p.py", source=""), settings=RunSettings(device=device),
+                      attempts=attempts, plans=plans, round=2,
+                      best_verdict=Verdict(correct=True, stage="done", runtime_ms=1.0))
+
+
+def test_each_round_says_what_it_tried_and_what_it_gained_on_a_gpu() -> None:
+    r0, r1, r2 = round_records(_state("cuda"))
+    assert (r0["round"], r0["skill"], r0["move"], r0["effect"]) == (0, None, "first candidate", None)
+    assert r1["skill"] == "s" and r1["reason"] == "hot kernel" and len(r1["variants"]) == 3
+    assert [v["params"] for v in r1["variants"]] == [{}, {"tile": 8192}, {"tile": 2048}]
+    assert [v["outcome"] for v in r1["variants"]] == ["correct", "correct", "incorrect"]
+    assert r1["fastest_correct_ms"] == 1.0 and r1["best_before_ms"] == 2.0 and r1["best_after_ms"] == 1.0
+    assert r1["effect"] == 2.0 and r1["won"] is True
+    assert r2["move"] == "variant" and r2["effect"] == 1.0 and r2["won"] is False
+
+
+def test_on_a_cpu_runtimes_are_kept_but_never_an_effect() -> None:
+    rounds = round_records(_state("cpu"))
+    assert all(r["effect"] is None and not r["won"] and r["timing"].startswith("cpu") for r in rounds)
+    assert rounds[1]["fastest_correct_ms"] == 1.0
