@@ -27,8 +27,9 @@ def test_the_config_validates_and_builds_a_dockerfile(config: str, tmp_path: Pat
     done = _langgraph("dockerfile", "-c", config, str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     text = out.read_text()
-    assert "ADD . /deps/main" in text  # this repository, installed as the kernelskill package
-    assert """LANGSERVE_GRAPHS='{"kernelskill": "/deps/main/graph/app.py:graph"}'""" in text
+    deps = f"/deps/{ROOT.name}"  # the CLI names the image's copy after the checkout's folder
+    assert f"ADD . {deps}" in text  # this repository, installed as the kernelskill package
+    assert f"""LANGSERVE_GRAPHS='{{"kernelskill": "{deps}/graph/app.py:graph"}}'""" in text
     assert "langgraph-checkpoint-postgres psycopg[binary]" in text  # the statistics' client
-    served = """LANGGRAPH_CHECKPOINTER='{"path": "/deps/main/graph/app.py:checkpointer"}'"""
+    served = f"""LANGGRAPH_CHECKPOINTER='{{"path": "{deps}/graph/app.py:checkpointer"}}'"""
     assert (served in text) == (config == "langgraph.postgres.json")
