@@ -23,6 +23,7 @@ from ..state.vocab import Structure
 from . import classify as C
 from .classify import OpDesc
 from .limiter import has_counters, hot_kernels, set_limiters
+from .reviewer import known_work
 
 # Rationale: a profile with ncu is expected to take ~10-15 s on the H200 (child start ~3 s, timeline
 # and timing ~2 s, ncu ~5-8 s; tests/gpu/profile_suite.py measures it); 25 s leaves room for a slow
@@ -273,7 +274,7 @@ def profiler(state: GraphState) -> dict[str, Any]:
     if why is None and cand is not None:
         r = profile(state.problem.source, cand.source,
                     ProfileOptions(size=s.size, precision=s.precision, budget_s=s.profile_budget_s,
-                                   work=known_work(verdict)),
+                                   work=known_work(state)),
                     problem_name=state.problem.path, candidate_name=f"candidate_{cand.hash}.py")
         if r.ok:
             return {"profile": profile_from_result(r, ops, subject)}
@@ -286,13 +287,6 @@ def profiler(state: GraphState) -> dict[str, Any]:
     if failed:
         p.notes.append(failed)
     return {"profile": p}
-
-
-def known_work(verdict: Verdict) -> list[float] | None:
-    """[FLOPs, bytes] the evaluation counted for this problem, size and policy, or None."""
-    if verdict.flops is None or verdict.bytes is None:
-        return None
-    return [verdict.flops, verdict.bytes]
 
 
 def skip_reason(device: str, has_candidate: bool, clock_left_s: float, budget_s: float) -> str | None:
