@@ -49,11 +49,15 @@ def speed(v: Verdict | None) -> float | None:
 def is_better(new: Verdict, best: Verdict | None, min_gain: float) -> bool:
     """Pure: does `new` replace `best`? The first correct candidate always does; a later one must
     be faster by more than `min_gain` and by more than the run-to-run noise either timing
-    measured (a 1 % "gain" inside a 4 % spread is noise, not a new best)."""
+    measured (a 1 % "gain" inside a 4 % spread is noise, not a new best). Timings under the CPU
+    interpreter rank nothing (they time the interpreter, and differ run to run): there the first
+    correct candidate stays, so a CPU run delivers the same solution every time."""
     if not new.correct:
         return False
     if best is None or not best.correct or best.runtime_ms is None:
         return True
+    if new.timing_is_cpu or best.timing_is_cpu:
+        return False
     if new.runtime_ms is None:
         return False
     need = max(min_gain, 1.0 + (new.noise or 0.0), 1.0 + (best.noise or 0.0))

@@ -131,3 +131,27 @@ def test_chains_of_different_shapes_stay_apart() -> None:
     r = evaluate(src, cand.source)
     assert r.correct, r.reason
     assert r.custom_kernels >= 2
+
+
+@pytest.mark.parametrize("op", ["tanh", "log1p", "expm1"])
+def test_functions_keep_relative_precision_near_zero(op: str, tmp_path) -> None:  # noqa: ANN001
+    """The kernel forms of functions that vanish at 0 are accurate relative to their output, not
+    only absolutely: near 0 the output is tiny, and a tolerance in proportion to it (the `default`
+    policy on a small output) is one a 1e-7 absolute error fails (a 1-element transposed convolution
+    with a tanh tail did, in CI)."""
+    import importlib.util
+
+    import torch
+    from author_util import expr_problem
+
+    src = expr_problem(f"torch.{op}(x)", "torch.randn(4, 64)")
+    path = tmp_path / "tanh_cand.py"
+    path.write_text(generate(src).source)
+    spec = importlib.util.spec_from_file_location("tanh_cand", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    top = -0.3 if op == "log1p" else 1  # log1p's domain: x > -1
+    x = torch.cat([torch.logspace(-9, top, 128), -torch.logspace(-9, top, 128)]).reshape(4, 64)
+    got = mod.ModelNew()(x).double()
+    want = getattr(torch, op)(x.double())
+    assert torch.all((got - want).abs() <= 1e-5 * want.abs() + 1e-30), (got - want).abs().max()

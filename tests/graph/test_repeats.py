@@ -54,8 +54,8 @@ def test_a_repeated_source_is_not_evaluated_again_and_cpu_attempts_have_no_speed
     assert report["attempts"][2]["repeat_of"] == 1
 
 
-def _v(ms: float, noise: float | None = None) -> Verdict:
-    return Verdict(correct=True, stage="done", runtime_ms=ms, noise=noise, timing_is_cpu=False)
+def _v(ms: float, noise: float | None = None, cpu: bool = False) -> Verdict:
+    return Verdict(correct=True, stage="done", runtime_ms=ms, noise=noise, timing_is_cpu=cpu)
 
 
 def test_new_best_needs_a_gain_above_the_measured_noise() -> None:
@@ -64,6 +64,14 @@ def test_new_best_needs_a_gain_above_the_measured_noise() -> None:
     assert not is_better(_v(0.95, noise=0.01), _v(1.0, noise=0.07), min_gain=1.02)  # the best was noisy
     assert is_better(_v(0.80, noise=0.08), _v(1.0, noise=0.05), min_gain=1.02)
     assert not is_better(_v(0.99), _v(1.0), min_gain=1.02)
+
+
+def test_cpu_timings_rank_nothing() -> None:
+    """Under the interpreter the first correct candidate stays the best, however much faster a
+    later one ran there: the delivered CPU solution does not depend on the interpreter's noise."""
+    assert is_better(_v(5.0, cpu=True), None, min_gain=1.02)
+    assert not is_better(_v(0.5, cpu=True), _v(1.0, cpu=True), min_gain=1.02)
+    assert is_better(_v(5.0, cpu=True), Verdict(correct=False, stage="correctness"), min_gain=1.02)
 
 
 def test_spread_is_the_interquartile_range_over_the_median() -> None:

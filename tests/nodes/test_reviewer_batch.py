@@ -21,7 +21,8 @@ def _cand(tile: int) -> Candidate:
 def _state() -> GraphState:
     first = Attempt(round=0, node="generator", source_hash="first", outcome="correct", stage="done",
                     runtime_ms=1.0)
-    best = Verdict(correct=True, stage="done", runtime_ms=1.0, eager_ms=2.0, compile_ms=1.5)
+    best = Verdict(correct=True, stage="done", runtime_ms=1.0, eager_ms=2.0, compile_ms=1.5,
+                   timing_is_cpu=False)
     return GraphState(problem=Problem(name="p", path="p.py", source="import torch\n"),
                       settings=RunSettings(device="cuda", min_gain=1.02), round=1, best=Candidate(source="b"),
                       best_verdict=best, baselines=[2.0, 1.5], attempts=[first],
@@ -36,7 +37,8 @@ def judged(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         seen["opts"], seen["names"] = opts, kw["candidate_names"]
         times = seen["times"]
         return [EvalResult(correct=t is not None, stage="done" if t is not None else "correctness",
-                           runtime_ms=t, reason="" if t is not None else "wrong values") for t in times]
+                           runtime_ms=t, reason="" if t is not None else "wrong values", timing_is_cpu=False)
+                for t in times]
 
     monkeypatch.setattr(R, "evaluate_many", fake_many)
     monkeypatch.setattr(R, "_learn", lambda state, cand, v: seen["learned"].append(cand.params["tile"]))
@@ -65,12 +67,12 @@ def test_with_no_correct_variant_the_first_failure_goes_to_repair(judged: dict) 
 
 def test_pick_keeps_the_earlier_variant_inside_the_noise() -> None:
     def j(t: float | None, repeat: int | None = None) -> Any:
-        v = Verdict(correct=t is not None, stage="done", runtime_ms=t)
+        v = Verdict(correct=t is not None, stage="done", runtime_ms=t, timing_is_cpu=False)
         a = Attempt(round=1, node="generator", source_hash=str(t), outcome="correct" if t else "incorrect",
                     repeat_of=repeat)
         return Candidate(source=str(t)), v, a
 
-    best = Verdict(correct=True, stage="done", runtime_ms=1.0)
+    best = Verdict(correct=True, stage="done", runtime_ms=1.0, timing_is_cpu=False)
     a, b, c = j(0.8), j(0.79), j(0.5, repeat=0)
     winner, shown = R.pick([a, b, c], best, 1.02)
     assert winner is a and shown is a  # 0.79 is not 2 % faster than 0.8; a repeat never wins

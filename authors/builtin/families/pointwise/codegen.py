@@ -35,8 +35,26 @@ def tuple_literal(items: list[str]) -> str:
 
 def _tanh(x: str) -> str:
     # tanh(x) = 1 - 2 / (exp(2x) + 1): exact limits at +-inf and no libdevice (which the CPU
-    # interpreter lacks); absolute error ~1e-7 in fp32.
-    return f"(1.0 - 2.0 / (tl.exp(2.0 * ({x})) + 1.0))"
+    # interpreter lacks), but its absolute error (~1e-7 in fp32) is a large relative one near 0,
+    # where outputs are tiny; there the odd Taylor series to x^9 (relative error < 1e-11 below 1/8).
+    x2 = f"({x}) * ({x})"
+    series = (f"({x}) * (1.0 + {x2} * (-0.3333333333333333 + {x2} * (0.13333333333333333 + {x2} * "
+              f"(-0.05396825396825397 + {x2} * 0.021869488536155203))))")
+    return f"tl.where(tl.abs({x}) < 0.125, {series}, 1.0 - 2.0 / (tl.exp(2.0 * ({x})) + 1.0))"
+
+
+def _log1p(x: str) -> str:
+    # log(1 + x) loses x's low bits where 1 + x rounds; log(u) * x / (u - 1) with u = 1 + x divides
+    # that rounding back out (exact where u == 1: x itself).
+    u = f"(1.0 + ({x}))"
+    return f"tl.where({u} == 1.0, ({x}), tl.log({u}) * ({x}) / ({u} - 1.0))"
+
+
+def _expm1(x: str) -> str:
+    # exp(x) - 1 cancels near 0; there the Taylor series to x^6 (relative error < 1e-10 below 1/16).
+    series = (f"({x}) * (1.0 + ({x}) * (0.5 + ({x}) * (0.16666666666666666 + ({x}) * (0.041666666666666664"
+              f" + ({x}) * (0.008333333333333333 + ({x}) * 0.001388888888888889)))))")
+    return f"tl.where(tl.abs({x}) < 0.0625, {series}, tl.exp({x}) - 1.0)"
 
 
 def _softplus(x: str, beta: float, threshold: float) -> str:
@@ -64,8 +82,8 @@ TRITON: dict[str, _F] = {
     "sin": lambda a, k: f"tl.sin({a[0]})",
     "cos": lambda a, k: f"tl.cos({a[0]})",
     "erf": lambda a, k: f"tl.math.erf({a[0]})",
-    "log1p": lambda a, k: f"tl.log(1.0 + ({a[0]}))",
-    "expm1": lambda a, k: f"(tl.exp({a[0]}) - 1.0)",
+    "log1p": lambda a, k: _log1p(a[0]),
+    "expm1": lambda a, k: _expm1(a[0]),
     "reciprocal": lambda a, k: f"(1.0 / ({a[0]}))",
     "square": lambda a, k: f"(({a[0]}) * ({a[0]}))",
     "sign": lambda a, k: f"tl.where(({a[0]}) > 0, 1.0, tl.where(({a[0]}) < 0, -1.0, 0.0))",
