@@ -57,8 +57,9 @@ def run(args: argparse.Namespace) -> int:
         copied = migrate(source, target)
     except StateDBError as e:
         raise UsageError(str(e)) from None
-    print(f"copied {copied.threads} thread(s), {copied.checkpoints} checkpoint(s) and {copied.writes} "
-          f"pending write(s) from {source.url} into {target.redacted()}")
+    there = f" ({copied.already} of them already there: unchanged)" if copied.already else ""
+    print(f"copied {copied.threads} thread(s), {copied.checkpoints} checkpoint(s){there} and "
+          f"{copied.writes} pending write(s) from {source.url} into {target.redacted()}")
     return 0
 
 

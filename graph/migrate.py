@@ -25,6 +25,8 @@ class Copied:
     threads: int
     checkpoints: int
     writes: int
+    already: int = 0
+    """Checkpoints the target held before (a second migration finds them all there)."""
 
 
 def migrate(source: str | Path | StateDB, target: str | Path | StateDB) -> Copied:
@@ -36,12 +38,13 @@ def migrate(source: str | Path | StateDB, target: str | Path | StateDB) -> Copie
         saved = sorted(src.list(None), key=lambda t: (t.config["configurable"]["thread_id"],
                                                       t.config["configurable"].get("checkpoint_ns", ""),
                                                       t.checkpoint["id"]))
-        paths, writes = task_paths(src), 0
+        paths, writes, already = task_paths(src), 0, 0
         for item in saved:
+            already += dst.get_tuple(item.config) is not None
             copy_checkpoint(dst, item, paths)
             writes += len(item.pending_writes or [])
         threads = {t.config["configurable"]["thread_id"] for t in saved}
-        return Copied(len(threads), len(saved), writes)
+        return Copied(len(threads), len(saved), writes, already)
 
 
 def task_paths(src: Any) -> dict[tuple[str, str, str, str], str]:

@@ -12,10 +12,11 @@ import os
 import sys
 from pathlib import Path
 
+from ..state.state_db import StateDBError
 from .index import SkillIndex, cache_home
 from .library import default_skills_dir, load_skills
 from .schema import SkillError
-from .stats import ExperienceStats
+from .stats_sql import open_stats
 
 # Each subcommand's --help ends with one example.
 EXAMPLES = {"skills": "kernelskill skills search fuse a matmul epilogue -k 3",
@@ -34,6 +35,10 @@ def add_skills_parser(subparsers: argparse._SubParsersAction,
                         help="Chroma folder (default: $XDG_CACHE_HOME/kernelskill/skill_index)")
     common.add_argument("--stats-path", type=Path, default=None,
                         help="experience table (default: $XDG_CACHE_HOME/kernelskill/skill_stats.json)")
+    common.add_argument("--state-db", default=None, metavar="URL",
+                        help="read the experience statistics of a team's database instead "
+                             "(postgresql://USER@HOST:PORT/DB, as optimize and bench --state-db write them); "
+                             "a sqlite:// URL keeps the JSON table")
     def fmt(name: str) -> dict[str, object]:
         return {"formatter_class": formatter_class, "epilog": f"example:\n  {EXAMPLES[name]}"}
 
@@ -84,7 +89,7 @@ def _show(args: argparse.Namespace) -> None:
 
 
 def _index(args: argparse.Namespace) -> SkillIndex:
-    return SkillIndex(args.skills_dir, args.index_dir, args.stats_path)
+    return SkillIndex(args.skills_dir, args.index_dir, args.stats_path, state_db=args.state_db)
 
 
 def _search(args: argparse.Namespace) -> None:
@@ -101,7 +106,7 @@ def _search(args: argparse.Namespace) -> None:
 
 
 def _stats(args: argparse.Namespace) -> None:
-    records = ExperienceStats(args.stats_path or cache_home() / "skill_stats.json").records()
+    records = open_stats(args.stats_path or cache_home() / "skill_stats.json", args.state_db).records()
     data = [{**r.model_dump(mode="json"), "mean_gain": r.mean_gain,
              "device": r.gpu if r.timed else "cpu (interpreter: tries only, no timing)"} for r in records]
     lines = [f"{'skill':<34} {'structure':<18} {'device':<12} {'tries':>5} {'wins':>5} {'gain':>6}  variant"]
@@ -121,7 +126,7 @@ COMMANDS = {"list": _list, "show": _show, "search": _search, "stats": _stats}
 def run_skills_command(args: argparse.Namespace) -> int:
     try:
         COMMANDS[args.skills_command](args)
-    except (SkillError, ValueError) as exc:
+    except (SkillError, StateDBError, ValueError) as exc:
         print(f"kernelskill skills: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `kernelskill skills show X | head`: the reader left, that is fine

@@ -25,35 +25,23 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import resource
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from .env import (
-    BASELINE_UID,
-    CACHE_VAR,
-    NOBODY,
-    ROLES,
-    TOKEN_VAR,
-    Role,
-    _ready_caches,
-    child_env,
-    compile_caches,
-)
-from .paths import hidden_paths, import_paths, tmp_keep, view_masks
+from .env import CACHE_VAR, ROLES, TOKEN_VAR, Role, child_env, compile_caches
+from .host_probe import probe_layers
+from .spec import INIT, Layers, child_spec
 
-__all__ = ["TOKEN_VAR", "child_env", "compile_caches"]
+__all__ = ["TOKEN_VAR", "Layers", "child_env", "compile_caches"]
 
-INIT = str(Path(__file__).with_name("supervisor.py"))
 LAYERS_VAR, FSIZE_VAR = "KERNELSKILL_SANDBOX_LAYERS", "KERNELSKILL_SANDBOX_FSIZE"
 """The parent's probe and file-size limit, handed to its judge: it sandboxes its candidate without
 re-probing, under the limit its parent has (tests lower FSIZE_BYTES); read only in a judge."""
@@ -66,161 +54,15 @@ NOFILE = 4096
 NPROC = 4096  # threads count too: torch starts one per core, and Triton's compiler a few
 
 
-@dataclass(frozen=True)
-class Layers:
-    """What this host gives the sandbox: namespaces, uid, capability drop; and why not."""
-
-    namespaces: frozenset[str] = frozenset()
-    uid: int | None = None
-    drop_caps: bool = False
-    seccomp: bool = False
-    missing: dict[str, str] = field(default_factory=dict)
-
-    def active(self) -> set[str]:
-        """The optional layers in force (env and rlimits always are)."""
-        return set(self.namespaces) | ({"uid"} if self.uid is not None else set()) | \
-            ({"caps"} if self.drop_caps else set()) | ({"seccomp"} if self.seccomp else set())
-
-    def to_json(self) -> str:
-        return json.dumps({**asdict(self), "namespaces": sorted(self.namespaces)})
-
-    def identity(self, role: Role) -> tuple[int | None, bool]:
-        """(the uid `role` runs as, whether it drops every capability) on this host: its uid where
-        the uid layer works, else uid 0 without capabilities; the judge (no uid) keeps the caller's."""
-        uid = role.uid if self.uid is not None else None
-        return uid, self.drop_caps and role.uid is not None
-
-    @staticmethod
-    def from_json(text: str) -> Layers:
-        d = json.loads(text)
-        return Layers(frozenset(d["namespaces"]), d["uid"], d["drop_caps"], d["seccomp"], d["missing"])
-
-    def unshare_prefix(self) -> list[str]:
-        if not self.namespaces:
-            return []
-        flags = ["--fork", "--kill-child"]  # the namespace's PID 1 dies with `unshare`
-        flags += ["--net"] if "net" in self.namespaces else []
-        flags += ["--mount"] if "mount" in self.namespaces else []
-        if "pid" in self.namespaces:
-            flags += ["--pid", "--mount-proc"] if "mount" in self.namespaces else ["--pid"]
-        return [shutil.which("unshare") or "unshare", *flags]
-
-
-def _runs(cmd: list[str], **kw: object) -> str:
-    """'' when `cmd` exits 0 within 10 s, else the reason (its last stderr line)."""
-    try:
-        p = subprocess.run(cmd, capture_output=True, timeout=10, stdin=subprocess.DEVNULL, **kw)
-    except (OSError, subprocess.SubprocessError) as e:
-        return str(e)
-    if p.returncode == 0:
-        return ""
-    lines = (p.stderr or p.stdout or b"").decode(errors="replace").strip().splitlines()
-    return lines[-1][:200] if lines else f"exit code {p.returncode}"
-
-
-def _spec(layers: Layers, scratch: str, status_fd: int, rlimits: dict, mount: bool,
-          lifeline_fd: int | None = None, env: dict[str, str] | None = None,
-          role: Role = ROLES["child"]) -> str:
-    env = env if env is not None else dict(os.environ)
-    uid, drop_caps = layers.identity(role)
-    writable = _ready_caches(uid) if role.shared_caches else []
-    return json.dumps({"scratch": scratch, "mount": mount, "hide": hidden_paths(),
-                       "uid": uid, "masks": view_masks(env, role.minimal_view), "writable": writable,
-                       "tmp_keep": tmp_keep(env, scratch, writable), "gid": uid,
-                       "drop_caps": drop_caps,
-                       "seccomp": layers.seccomp and role.seccomp,
-                       "private_shm": mount and role.private_shm, "rlimits": rlimits,
-                       "subreaper": "pid" not in layers.namespaces, "status_fd": status_fd,
-                       "lifeline_fd": lifeline_fd})
-
-
-def _probe_init(prefix: list[str], uid: int | None, caps: bool, mount: bool, code: str,
-                seccomp: bool = False) -> str:
-    """Run the supervisor once with one layer on, on a trivial child: '' when it works."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="kernelskill-probe-") as tmp:
-        if uid is not None:
-            os.chown(tmp, uid, uid)
-        r, w = os.pipe()
-        try:
-            # Unprivileged, as `uid` (that uid) or `caps` (uid 0 without capabilities) allow.
-            role = Role("probe", uid if uid is not None else NOBODY, False, seccomp, False)
-            spec = _spec(Layers(uid=uid, drop_caps=caps, seccomp=seccomp), tmp, w, {}, mount, role=role)
-            return _runs([*prefix, sys.executable, "-I", "-S", INIT, spec, "--", sys.executable, "-I",
-                          "-S", "-c", code], cwd=tmp, pass_fds=(w,))
-        finally:
-            for fd in (r, w):
-                os.close(fd)
-
-
 @functools.cache
 def probe() -> Layers:
     """Which layers this host allows; each tried for real once per process (~0.1 s), or handed
-    down by the evaluator that started this process (a judge: LAYERS_VAR)."""
+    down by the evaluator that started this process (a judge: LAYERS_VAR). A caller who is not
+    root gets the namespaces through a user namespace of its own, where the host allows one."""
     if handed := os.environ.get(LAYERS_VAR):
         with contextlib.suppress(ValueError, KeyError, TypeError):
             return Layers.from_json(handed)
-    missing: dict[str, str] = {}
-    namespaces: set[str] = set()
-    exe = shutil.which("unshare")
-    if exe is None:
-        missing.update(dict.fromkeys(("net", "pid", "mount"), "util-linux `unshare` not on PATH"))
-    elif "--kill-child" not in _runs_out([exe, "--help"]):
-        old = "`unshare` lacks --kill-child (util-linux < 2.32)"
-        missing.update(dict.fromkeys(("net", "pid", "mount"), old))
-    else:
-        tries = {"net": ["--net"], "pid": ["--pid", "--fork", "--kill-child"], "mount": ["--mount"]}
-        for name, flags in tries.items():
-            why = _runs([exe, *flags, "true"])
-            if why:
-                missing[name] = f"unshare {' '.join(flags)}: {why}"
-            else:
-                namespaces.add(name)
-    # The combination a child gets, tried as a whole (a fresh /proc can be refused where /proc
-    # has masked entries; a read-only remount where a mount is locked): drop layers until it runs.
-    for layer in ("pid", "mount", "net"):
-        prefix = Layers(namespaces=frozenset(namespaces)).unshare_prefix()
-        if not namespaces or not (why := _probe_init(prefix, None, False, "mount" in namespaces, "pass")):
-            break
-        if layer in namespaces:
-            namespaces.discard(layer)
-            missing[layer] = f"the supervisor failed under {' '.join(prefix[1:])}: {why}"
-    uid, caps = None, False
-    if os.geteuid() != 0:
-        missing["uid"] = missing["caps"] = "not root: the child runs as the current user already"
-    else:
-        check = f"import os; paths = {import_paths()!r}; [os.listdir(p) for p in paths if os.path.isdir(p)]"
-        if why := _probe_init([], NOBODY, False, False, check) or \
-                _probe_init([], BASELINE_UID, False, False, check):
-            missing["uid"] = f"uids {NOBODY}/{BASELINE_UID} cannot use the interpreter or the packages: {why}"
-            if why := _probe_init([], None, True, False, "pass"):
-                missing["caps"] = f"capability drop failed: {why}"
-            else:
-                caps = True
-        else:
-            uid = NOBODY
-            missing["caps"] = f"not needed: uid {NOBODY} holds none"
-    if why := _seccomp_why():
-        missing["seccomp"] = why
-    return Layers(frozenset(namespaces), uid, caps, not why, missing)
-
-
-_SOCKET_REFUSED = ("import socket, sys\ntry:\n    socket.socket(socket.AF_INET)\nexcept PermissionError:\n"
-                   "    sys.exit(0)\nsys.exit('a new network socket was still allowed')")
-
-
-def _seccomp_why() -> str:
-    """'' when the filter installs and refuses a new socket in a trivial child, else why not."""
-    from .seccomp import supported
-    return supported() or _probe_init([], None, False, False, _SOCKET_REFUSED, seccomp=True)
-
-
-def _runs_out(cmd: list[str]) -> str:
-    try:
-        return subprocess.run(cmd, capture_output=True, timeout=10, text=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
+    return probe_layers(userns=os.geteuid() != 0)
 
 
 def rlimits(device: str, timeout_s: float | None, role: Role = ROLES["child"]) -> dict[str, tuple[int, int]]:
@@ -317,7 +159,7 @@ def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: fl
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
     os.set_blocking(status_r, False)
-    spec = _spec(layers, str(scratch), status_w, rlimits(device, timeout_s, who),
+    spec = child_spec(layers, str(scratch), status_w, rlimits(device, timeout_s, who),
                  "mount" in layers.namespaces, lifeline_r, env, who)
     argv = [*layers.unshare_prefix(), sys.executable, "-I", "-S", INIT, spec, "--", *cmd]
     fds = (status_w, lifeline_r, *popen_kwargs.pop("pass_fds", ()))

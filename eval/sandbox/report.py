@@ -7,9 +7,10 @@ from .env import BASELINE_UID, NOBODY
 from .layers import Layers, probe
 
 
-def report() -> list[str]:
-    """One line per layer: active, or missing and why (for `kernelskill eval --sandbox-report`)."""
-    layers = probe()
+def report(layers: Layers | None = None) -> list[str]:
+    """One line per layer of `layers` (this host's probe by default): active, or missing and why
+    (for `kernelskill eval --sandbox-report`)."""
+    layers = layers or probe()
     active = {"env": "allowlisted environment, HOME/TMPDIR in scratch, run token",
               "net": "own network namespace (loopback down)",
               "pid": "own PID namespace: every descendant dies with the child",
@@ -25,6 +26,11 @@ def report() -> list[str]:
               "rlimits": "core 0, open files, file size 256 MiB, CPU time; address space on cpu only"}
     if "pid" not in layers.namespaces:
         active["env"] += " (descendants found by token; supervisor is a child subreaper)"
+    if layers.userns:  # not root: the namespaces come with a user namespace of the run's own
+        for name in ("net", "pid", "mount"):
+            active[name] += " (inside a user namespace of the run's own)"
+        active["caps"] = ("uid 0 of that user namespace (the caller's uid outside) with every "
+                          "capability dropped")
     lines = []
     for name, what in active.items():
         why = layers.missing.get(name)

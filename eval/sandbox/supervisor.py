@@ -72,14 +72,17 @@ def _unescape(field: str) -> str:
 
 
 def _mounts() -> list[tuple[str, int]]:
-    """(mount point, flags to keep) of every mount, in mount order (parents first)."""
+    """(mount point, flags to keep) of every mount a path still reaches, in mount order (parents
+    first). A mount with a later one at its point or above it is shadowed: inside a judge's
+    namespace the home it masked, when the home lives under /tmp, lies under its private /tmp,
+    while a folder of the same name on that /tmp is no mount point (a remount there fails)."""
     out = []
     with open("/proc/self/mountinfo") as f:
         for line in f:
             parts = line.split()
             point, opts = _unescape(parts[4]), parts[5].split(",")
             out.append((point, sum(_KEEP.get(o, 0) for o in opts)))
-    return out
+    return [(p, k) for i, (p, k) in enumerate(out) if not any(_under(p, (q,)) for q, _ in out[i + 1:])]
 
 
 def _under(path: str, roots: tuple[str, ...]) -> bool:
@@ -88,17 +91,16 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
 
 def setup_mounts(scratch: str, hide: list[str], masks: list[tuple[str, list[str]]],
                  writable: tuple[str, ...] = (), tmp_keep: tuple[str, ...] = (),
-                 private_shm: bool = False) -> None:
+                 private_shm: bool = False, proc_read_only: bool = True) -> None:
     """Everything read-only but the kernel file systems; the user's home empty but for the
     folders the child imports from; hidden paths empty; /run without sockets; /tmp private but
     for the folders the child imports from (`tmp_keep`, read-only); the scratch folder (our
     working directory) and the `writable` folders (the compile caches) bound back at their own
-    paths, writable."""
+    paths, writable. `proc_read_only`: the kernel knobs under /proc bound read-only (off for a
+    judge in a user namespace: see spec.child_spec)."""
     # Opened before anything is masked, so a cache folder under /tmp or the home is still found.
     keep_fds = [(os.open(p, os.O_RDONLY | os.O_DIRECTORY), p) for p in writable if os.path.isdir(p)]
     for point, keep in _mounts():
-        # A mount shadowed by a later one over a folder above it (inside a judge's namespace: the
-        # credentials it hid, under its private /tmp) has no path left to reach it by: skipped.
         if not _under(point, _UNTOUCHED) and os.path.lexists(point):
             _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
     for folder, keep in masks:  # the home; for a candidate also the non-system folders
@@ -109,7 +111,7 @@ def setup_mounts(scratch: str, hide: list[str], masks: list[tuple[str, list[str]
         elif os.path.exists(path):
             _mount("/dev/null", path, None, MS_BIND)
             _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
-    for path in _PROC_READ_ONLY:
+    for path in _PROC_READ_ONLY if proc_read_only else ():
         if os.path.exists(path):
             _mount(path, path, None, MS_BIND)
             _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
@@ -309,7 +311,7 @@ def supervise(spec: dict, cmd: list[str]) -> int:
     if spec.get("mount"):
         setup_mounts(spec["scratch"], spec["hide"], spec.get("masks", []),
                      tuple(spec.get("writable", ())), tuple(spec.get("tmp_keep", ())),
-                     bool(spec.get("private_shm")))
+                     bool(spec.get("private_shm")), spec.get("proc_read_only", True))
     if spec.get("subreaper"):
         _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
     main = os.fork()

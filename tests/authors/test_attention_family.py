@@ -1,8 +1,8 @@
 """The attention family (skills/flash-attention-tiling) under the interpreter: which spellings of
 attention its rewrite recognises (hand-written, SDPA, nn.MultiheadAttention; causal, additive and
-boolean masks, a mask before the scale, odd sequence lengths) and which it leaves alone (ReLU
-attention, softmax over another dim), each first candidate judged by the real evaluator (static
-checks, float64 reference, perturbed inputs) at SMALL sizes."""
+boolean masks, a mask before the scale, odd sequence lengths; ReLU and sigmoid weights) and
+which it leaves alone (other weights, softmax over another dim), each first candidate judged by
+the real evaluator (static checks, float64 reference, perturbed inputs) at SMALL sizes."""
 
 from __future__ import annotations
 
@@ -121,8 +121,29 @@ def test_multihead_attention_modules() -> None:
     judged(src, kernels=2)
 
 
+# Elementwise weights: ReLU under a causal mask (tiles above the diagonal skipped: relu(-inf) is
+# 0), sigmoid after an additive mask, ReLU after a finite fill applied before the scale.
+ELEMENTWISE = """
+t = q.shape[-2]
+future = torch.ones(t, t, dtype=torch.bool, device=q.device).triu(1)
+a = F.relu((q @ k.transpose(-2, -1) * 0.3).masked_fill(future, float('-inf'))) @ v
+b = torch.sigmoid(q @ k.transpose(-2, -1) / 2.0 + m) @ v
+c = torch.relu(torch.matmul(q, k.transpose(-2, -1)).masked_fill(m > 1.0, -3.0) * 0.5) @ v
+return a, b, c
+"""
+
+
+def test_relu_and_sigmoid_weights() -> None:
+    src = make(ELEMENTWISE, QKV.format(t=37) + ", torch.randn(37, 37)", "q, k, v, m")
+    ops = attention_ops(src)
+    assert [(op.attrs["weights"], op.attrs["causal"], op.attrs["mask_first"]) for op in ops] == [
+        ("relu", True, False), ("sigmoid", False, False), ("relu", False, True)]
+    source = judged(src, kernels=3)
+    assert "'weights': 'relu'" in source and "'weights': 'sigmoid'" in source
+
+
 NOT_ATTENTION = {
-    "relu_attention": "return torch.relu(q @ k.transpose(-2, -1) * 0.3) @ v",
+    "tanh_weights": "return torch.tanh(q @ k.transpose(-2, -1) * 0.3) @ v",
     "softmax_other_dim": "return torch.softmax(q @ k.transpose(-2, -1), dim=-2) @ v",
     "scores_read_twice": "s = q @ k.transpose(-2, -1)\nreturn torch.softmax(s, dim=-1) @ v + s.sum()",
 }
@@ -133,8 +154,8 @@ def test_other_algebra_is_left_to_other_templates(case: str) -> None:
     assert attention_ops(make(NOT_ATTENTION[case], QKV.format(t=11))) == []
 
 
-def test_relu_attention_stays_correct_without_the_kernel() -> None:
-    src = make(NOT_ATTENTION["relu_attention"], QKV.format(t=11))
+def test_other_weights_stay_correct_without_the_kernel() -> None:
+    src = make(NOT_ATTENTION["tanh_weights"], QKV.format(t=11))
     cand = generate(src)
     assert ATTN not in templates_used(cand)
     assert evaluate(src, cand.source, OPTIONS).correct
@@ -143,9 +164,9 @@ def test_relu_attention_stays_correct_without_the_kernel() -> None:
 @pytest.mark.parametrize("name", ["06_transformer_encoder_block", "12_vit_patch_embed_block",
                                   "13_gpt_decoder_block", "14_causal_self_attention",
                                   "15_sdpa_additive_mask", "16_multihead_attention_block",
-                                  "17_vit_encoder_block"])
+                                  "17_vit_encoder_block", "18_relu_gated_attention"])
 def test_suite_problems(name: str) -> None:
     src = (LEVEL3 / f"{name}.py").read_text()
     source = judged(src)
-    if name in ("13_gpt_decoder_block", "14_causal_self_attention"):
+    if name in ("13_gpt_decoder_block", "14_causal_self_attention", "18_relu_gated_attention"):
         assert "'causal': True" in source

@@ -100,6 +100,26 @@ def test_the_candidate_process_reads_nothing_of_its_judge_and_reaches_nothing_of
             p.unlink(missing_ok=True)
 
 
+@needs("pid", "mount", "seccomp")
+def test_a_home_under_tmp_still_lets_the_judge_start_its_candidate(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    """Containers often set HOME under /tmp: the judge's namespace then holds the home it masked
+    under its private /tmp, a mount its candidate's supervisor must skip (it once failed to
+    remount it, and no candidate started)."""
+    if not str(tmp_path).startswith("/tmp/"):
+        pytest.skip(f"the test's folder is not under /tmp here: {tmp_path}")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    run, out, secret, tag, _ = attack(boundary=True)
+    try:
+        assert out and "TRY visible processes" in out["log"], run.log_tail
+        assert secret not in out["log"], out["log"]
+    finally:
+        for p in (Path("/dev/shm") / tag, compile_caches()["TRITON_CACHE_DIR"] / tag,
+                  PROBLEM.parent / tag):
+            p.unlink(missing_ok=True)
+
+
 @needs("pid")
 def test_without_the_boundary_the_same_attacker_finds_the_judges_secret() -> None:
     """The control: a dumpable judge whose candidate is its plain child, as before the boundary."""

@@ -106,6 +106,10 @@ def test_migrate_copies_every_thread_checkpoint_and_write(pg_url: str, tmp_path:
     assert len({h[0] for h in before}) == 2 and history(pg_url) == before
     assert main(["state", "migrate", f"sqlite://{db}", pg_url]) == 0  # again: nothing doubles
     assert history(pg_url) == before
+    from kernelskill.graph.migrate import migrate
+
+    again = migrate(db, pg_url)  # and it says so
+    assert again.already == again.checkpoints == len(before)
     # The copied thread is the same thread: finished, with its state.
     lines: list[str] = []
     final = run(PROBLEM, _settings(), "done", pg_url, tmp_path / "o3", say=lines.append)

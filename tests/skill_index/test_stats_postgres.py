@@ -4,6 +4,7 @@ nothing. Skipped, with the reason, where no server can start."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,28 @@ def test_concurrent_writers_lose_nothing(pg_url: str) -> None:
     assert records["a"].tries == 2 * n and records["b"].tries == n
     assert records["a"].wins == n and records["a"].gains == 2 * n
     assert records["a"].mean_gain == pytest.approx((1.25 * 0.5) ** 0.5)
+
+
+def test_skills_stats_reads_the_team_database(pg_url: str, tmp_path: Path) -> None:
+    """`kernelskill skills stats --state-db URL` shows every host's attempts from the database, not
+    the local JSON table; a database that cannot be reached is one line."""
+    sql = SqlExperienceStats(pg_url)
+    for skill, structure, gpu, speedup, correct, variant in ATTEMPTS:
+        sql.record_outcome(skill, structure, gpu, speedup, correct, variant)
+    local = tmp_path / "stats.json"
+    ExperienceStats(local).record_outcome("only-here", "gemm", "H100", 2.0, True)
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "kernelskill.cli", "skills", *args,
+                               "--stats-path", str(local)], capture_output=True, text=True, timeout=300)
+
+    team = cli("stats", "--json", "--state-db", pg_url)
+    assert team.returncode == 0, team.stderr
+    rows = {(r["skill_id"], r["structure"], r["gpu"], r["variant"]): r["tries"]
+            for r in json.loads(team.stdout)}
+    assert rows[("fuse", "elementwise", "H200", '{"BLOCK":1024}')] == 2 and len(rows) == 5
+    assert not any(k[0] == "only-here" for k in rows)
+    mine = cli("stats", "--json")
+    assert [r["skill_id"] for r in json.loads(mine.stdout)] == ["only-here"]
+    gone = cli("stats", "--state-db", "postgresql://nobody@127.0.0.1:1/none")
+    assert gone.returncode == 2 and len(gone.stderr.strip().splitlines()) == 1, gone.stderr

@@ -20,6 +20,8 @@ from .common import _cdiv, _i64, _npow2
 # Mask modes (the kernel's MASK): none, additive, filled where true, filled where false (SDPA's
 # boolean masks name the positions that take part).
 _ATTN_NONE, _ATTN_ADD, _ATTN_FILL, _ATTN_KEEP = 0, 1, 2, 3
+# The kernel's WEIGHTS: online softmax, or elementwise ReLU / sigmoid weights.
+_ATTN_WEIGHTS = {"softmax": 0, "relu": 1, "sigmoid": 2}
 
 
 @triton.jit
@@ -66,7 +68,7 @@ def _attn_run(kern, q, k, v, m, scale, p):
     """Attention of one region: `p` holds the reference's form (literal flags from the
     generator): kt (k arrives transposed), packed (heads, batch_first) or None, divide (the
     scores are divided by `scale`), mask mode / fill / mask_first, causal, bthd (write the
-    output as (B, T, H, dv) and return its (B, H, T, dv) view)."""
+    output as (B, T, H, dv) and return its (B, H, T, dv) view), weights (softmax, relu, sigmoid)."""
     packed = p["packed"]
     if packed is not None:
         heads, batch_first = packed
@@ -109,5 +111,6 @@ def _attn_run(kern, q, k, v, m, scale, p):
     mode = p["mask"] if m is not None else _ATTN_NONE
     kern[lambda meta: (_cdiv(tq, meta["BLOCK_M"]), z * h)](
         *args, MASK=mode, MASK_FIRST=p["mask_first"], CAUSAL=p["causal"],
+        WEIGHTS=_ATTN_WEIGHTS[p.get("weights", "softmax")],
         I64=_i64(q4, k4, v4, m4, o), BLOCK_D=max(16, _npow2(d)), BLOCK_DV=max(16, _npow2(dv)))
     return flat

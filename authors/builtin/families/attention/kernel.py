@@ -3,8 +3,9 @@
 One program owns a tile of BLOCK_M queries of one (batch, head) and walks the keys in BLOCK_N
 tiles: scores = q k^T (scaled and masked as the reference does, runtime `_attn_scores`), a
 running row max and sum of exponentials (online softmax), and the accumulator of p v rescaled
-whenever the max grows. The S x S score matrix never reaches memory. Under a causal mask a query
-tile stops at its last key (tiles above the diagonal are skipped, not masked).
+whenever the max grows; ReLU or sigmoid weights (WEIGHTS 1, 2) need neither: p v is summed as
+is. The S x S score matrix never reaches memory. Under a causal mask a query tile stops at its
+last key (tiles above the diagonal are skipped, not masked).
 
 The kernel below is real Triton and, verbatim, what a region launches under the `default` and
 `strict` policies (fp32-accurate tf32x3 dots); `render` only renames it, sets the dots' precision
@@ -46,7 +47,7 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, H, TQ, TK, D, DV,
                      sqz, sqh, sqm, sqd, skz, skh, skn, skd, svz, svh, svn, svd,
                      smz, smh, smm, smn, soz, soh, som, sod,
                      MASK: tl.constexpr, MASK_FIRST: tl.constexpr, CAUSAL: tl.constexpr,
-                     I64: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+                     WEIGHTS: tl.constexpr, I64: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     pid_m = tl.program_id(0)
     zh = tl.program_id(1)
@@ -83,19 +84,29 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, H, TQ, TK, D, DV,
         if CAUSAL:
             keep = keep & (offs_m[:, None] >= offs_n[None, :])
         s = tl.where(keep, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        # A row with every score so far masked keeps m = -inf; shifting by 0 instead keeps its
-        # exponentials 0 (not NaN), so a later unmasked key still counts.
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp(m_i - m_safe)
-        p = tl.exp(s - m_safe[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
         vt = tl.load(vb + offs_n[:, None] * svn + offs_dv[None, :] * svd,
                      mask=cols[:, None] & (offs_dv[None, :] < DV), other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p, vt, input_precision="tf32x3")
-        m_i = m_new
-    # A fully masked row divides 0 by 0: NaN, as the reference's softmax gives.
-    out = acc / l_i[:, None]
+        if WEIGHTS == 0:
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            # A row with every score so far masked keeps m = -inf; shifting by 0 instead keeps its
+            # exponentials 0 (not NaN), so a later unmasked key still counts.
+            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+            alpha = tl.exp(m_i - m_safe)
+            p = tl.exp(s - m_safe[:, None])
+            l_i = l_i * alpha + tl.sum(p, 1)
+            acc = acc * alpha[:, None] + tl.dot(p, vt, input_precision="tf32x3")
+            m_i = m_new
+        else:  # elementwise weights, 0 at -inf (masked keys, columns past the end)
+            if WEIGHTS == 1:
+                p = tl.where(s > 0.0, s, 0.0)
+            else:
+                p = 1.0 / (1.0 + tl.exp(-s))
+            acc += tl.dot(p, vt, input_precision="tf32x3")
+    if WEIGHTS == 0:
+        # A fully masked row divides 0 by 0: NaN, as the reference's softmax gives.
+        out = acc / l_i[:, None]
+    else:
+        out = acc
     tl.store(o + z * soz + h * soh + offs_m[:, None] * som + offs_dv[None, :] * sod, out,
              mask=rows[:, None] & (offs_dv[None, :] < DV))
 

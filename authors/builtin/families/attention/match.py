@@ -4,17 +4,19 @@ the attention template accepts.
 Three spellings become one `attention` op (inputs q, k, v, then the mask and the scale where the
 reference has them; attrs say how to read them):
 - hand-written: matmul / bmm(q, kT), then at most one scale (`* c` or `/ c`, c a Python number)
-  and at most one mask (`+ m` or `.masked_fill(b, value)`) in either order, softmax over the last
-  dim, an optional identity (dropout with p = 0 or in eval mode), matmul / bmm with v; every
-  intermediate read only by the next op. `masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1),
-  -inf)` is the causal mask: no mask is loaded and tiles above the diagonal are skipped;
+  and at most one mask (`+ m` or `.masked_fill(b, value)`) in either order, the weights (softmax
+  over the last dim, or ReLU or sigmoid elementwise: no normalisation, and a masked -inf weighs
+  0 as under softmax), an optional identity (dropout with p = 0 or in eval mode), matmul / bmm
+  with v; every intermediate read only by the next op.
+  `masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), -inf)` is the causal mask: no mask is
+  loaded and tiles above the diagonal are skipped;
 - `F.scaled_dot_product_attention` without dropout (is_causal, an additive or boolean attn_mask,
   scale);
 - `nn.MultiheadAttention` on one input (self-attention): the in-projection as a `linear` op (the
   GEMM family's), the attention reading its packed output through views, and the out-projection
   as a second `linear`.
-Anything else (softmax over another dim, ReLU or other non-softmax weights, a tensor scale,
-dropout that is on) is left to the other templates, op for op.
+Anything else (softmax over another dim, other weights, weights normalised some other way, a
+tensor scale, dropout that is on) is left to the other templates, op for op.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from .kernel import MAX_HEAD_DIM
 
 ADD, FILL, KEEP = 1, 2, 3
 """Mask modes (runtime/attention.py's kernel MASK): additive, filled where true, kept where true."""
+WEIGHTS = ("softmax", "relu", "sigmoid")
+"""What turns scores into weights (the kernel's WEIGHTS, by index). The elementwise ones are 0 at
+-inf, so a causal or masked key weighs 0 and tiles above the diagonal can still be skipped."""
 
 _Users = dict[str, list[Op]]
 _GEMM = ("matmul", "bmm")
@@ -54,7 +59,7 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def _attrs(**kw: object) -> dict:
     base = {"kt": False, "packed": None, "divide": False, "mask": 0, "fill": "-inf", "mask_first": False,
-            "causal": False, "bthd": False, "has_mask": False, "has_scale": False}
+            "causal": False, "bthd": False, "has_mask": False, "has_scale": False, "weights": "softmax"}
     return {**base, **kw}
 
 
@@ -106,14 +111,16 @@ class _Chain:
         if final.kind not in _GEMM or len(final.inputs) != 2 or not _f32(final.out):
             return None
         probs, v = final.inputs
-        sm = self.producer(probs, ("softmax", "identity"))
+        sm = self.producer(probs, (*WEIGHTS, "identity"))
         if sm is not None and sm.kind == "identity":
             self.ops.append(sm)
-            sm = self.producer(sm.inputs[0], ("softmax",))
-        if sm is None or sm.attrs.get("dtype") is not None or not _f32(sm.out):
+            sm = self.producer(sm.inputs[0], WEIGHTS)
+        if sm is None or len(sm.inputs) != 1 or not _f32(sm.out) or not _f32(sm.inputs[0]):
             return None
         rank = sm.out.meta.rank
-        if not isinstance(sm.attrs.get("dim"), int) or sm.attrs["dim"] % rank != rank - 1:
+        dim = sm.attrs.get("dim")
+        if sm.kind == "softmax" and (sm.attrs.get("dtype") is not None or not isinstance(dim, int)
+                                     or dim % rank != rank - 1):
             return None
         self.ops.append(sm)
         scores = sm.out.meta.shape
@@ -136,7 +143,7 @@ class _Chain:
         q, kt = first.inputs
         if not _shapes_ok(q, kt, v, kt=True):
             return None
-        return self._attention(q, kt, v, list(reversed(steps)), scores)
+        return self._attention(q, kt, v, list(reversed(steps)), scores, sm.kind)
 
     def _step(self, op: Op, scores: tuple[int, ...]) -> tuple[Value, Value] | None:
         """(the scores operand, the other one) of a scale or mask step, or None."""
@@ -153,13 +160,13 @@ class _Chain:
         return a, b
 
     def _attention(self, q: Value, kt: Value, v: Value, steps: list[tuple[Op, Value]],
-                   scores: tuple[int, ...]) -> Op | None:
+                   scores: tuple[int, ...], weights: str) -> Op | None:
         kinds = [op.kind for op, _ in steps]
         scales = [i for i, k in enumerate(kinds) if k in ("mul", "div")]
         masks = [i for i, k in enumerate(kinds) if k in ("add", "masked_fill")]
         if len(scales) > 1 or len(masks) > 1:
             return None
-        attrs = _attrs(kt=True)
+        attrs = _attrs(kt=True, weights=weights)
         inputs, expr = [q, kt, v], f"torch.matmul({q.name}, {kt.name})"
         scale = Value("1.0", const=1.0)
         for op, other in steps:
@@ -191,7 +198,8 @@ class _Chain:
         inputs.append(scale)
         attrs["has_scale"] = True
         out = self.final.out
-        expr = f"torch.matmul(torch.softmax({expr}, dim=-1), {v.name})"
+        weighed = f"torch.softmax({expr}, dim=-1)" if weights == "softmax" else f"torch.{weights}({expr})"
+        expr = f"torch.matmul({weighed}, {v.name})"
         return Op("attention", inputs, out, attrs, expr)
 
 

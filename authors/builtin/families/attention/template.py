@@ -9,7 +9,7 @@ from ...templates.base import EmitContext, Emitted, Template
 from .kernel import render
 from .match import rewrite_attention
 
-_FLAGS = ("kt", "packed", "divide", "mask", "fill", "mask_first", "causal", "bthd")
+_FLAGS = ("kt", "packed", "divide", "mask", "fill", "mask_first", "causal", "bthd", "weights")
 
 
 def attention_ok(op: Op) -> bool:
