@@ -10,6 +10,11 @@ import os
 
 import pytest
 import torch
+from hypothesis import settings
+
+# CI (.ci/run) draws the same property-test examples on every run; elsewhere each run draws anew.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 HAS_GPU = torch.cuda.is_available()
 if not HAS_GPU:

@@ -97,16 +97,15 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, H, TQ, TK, D, DV,
             acc = acc * alpha[:, None] + tl.dot(p, vt, input_precision="tf32x3")
             m_i = m_new
         else:  # elementwise weights, 0 at -inf (masked keys, columns past the end)
-            if WEIGHTS == 1:
+            if WEIGHTS == 1:  # noqa: SIM108 - a constexpr branch Triton compiles away
                 p = tl.where(s > 0.0, s, 0.0)
             else:
                 p = 1.0 / (1.0 + tl.exp(-s))
             acc += tl.dot(p, vt, input_precision="tf32x3")
+    out = acc
     if WEIGHTS == 0:
         # A fully masked row divides 0 by 0: NaN, as the reference's softmax gives.
         out = acc / l_i[:, None]
-    else:
-        out = acc
     tl.store(o + z * soz + h * soh + offs_m[:, None] * som + offs_dv[None, :] * sod, out,
              mask=rows[:, None] & (offs_dv[None, :] < DV))
 
