@@ -38,7 +38,7 @@ def add_skills_parser(subparsers: argparse._SubParsersAction,
     common.add_argument("--state-db", default=None, metavar="URL",
                         help="read the experience statistics of a team's database instead "
                              "(postgresql://USER@HOST:PORT/DB, as optimize and bench --state-db write them); "
-                             "a sqlite:// URL keeps the JSON table")
+                             "a sqlite:// URL keeps the JSON table (default: none: the JSON table)")
     def fmt(name: str) -> dict[str, object]:
         return {"formatter_class": formatter_class, "epilog": f"example:\n  {EXAMPLES[name]}"}
 

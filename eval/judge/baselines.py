@@ -25,6 +25,7 @@ import torch
 from ..timing.warm_imports import WARM_FLAG
 from ..types import Rejected
 from .link import CandidateLink
+from .memory import largest_live
 from .remote import Remote
 
 if TYPE_CHECKING:
@@ -112,5 +113,6 @@ def _judge_memory(device: str) -> str:
         return ""
     free, total = torch.cuda.mem_get_info()
     return (f" (the judge holds {torch.cuda.memory_allocated() / 2**30:.1f} GiB allocated, "
-            f"{torch.cuda.memory_reserved() / 2**30:.1f} GiB reserved; device {free / 2**30:.1f} of "
+            f"{torch.cuda.memory_reserved() / 2**30:.1f} GiB reserved, largest: "
+            f"{largest_live('cuda') or 'none found'}; device {free / 2**30:.1f} of "
             f"{total / 2**30:.1f} GiB free)")

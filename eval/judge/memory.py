@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,6 +87,34 @@ def release(cuda: bool) -> None:
     if cuda:
         gc.collect()
         torch.cuda.empty_cache()
+
+
+def largest_live(device: str, n: int = 5) -> str:
+    """The largest live tensors on `device` ('cuda' or 'cpu') this process holds, grouped by shape
+    and dtype, each storage counted once: "3 x (6000, 90000) float32 6.0 GiB; ...". For the log line
+    of a baseline that fell back for want of memory, which must say what the judge held."""
+    groups: dict[tuple, list[int]] = {}
+    seen: set[int] = set()
+    with warnings.catch_warnings():  # touching every object wakes deprecated aliases' warnings
+        warnings.simplefilter("ignore")
+        objects = gc.get_objects()
+        tensors = [o for o in objects if isinstance(o, torch.Tensor)]
+    for obj in tensors:
+        try:
+            # A view is counted through its base (alive while the view is), under the base's shape.
+            if obj.device.type != device or obj._base is not None:
+                continue
+            storage = obj.untyped_storage()
+            if storage.data_ptr() in seen or storage.nbytes() == 0:
+                continue
+        except (RuntimeError, ReferenceError):  # a tensor without storage (sparse, functional)
+            continue
+        seen.add(storage.data_ptr())
+        key = (tuple(obj.shape), str(obj.dtype).removeprefix("torch."))
+        groups.setdefault(key, []).append(storage.nbytes())
+    ranked = sorted(groups.items(), key=lambda kv: -sum(kv[1]))[:n]
+    return "; ".join(f"{len(sizes)} x {shape} {dtype} {sum(sizes) / 2**30:.2f} GiB"
+                     for (shape, dtype), sizes in ranked)
 
 
 def _vm_hwm_kib() -> int:

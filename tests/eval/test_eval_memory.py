@@ -11,7 +11,7 @@ import pytest
 import torch
 from kernelskill.eval import harness as H
 from kernelskill.eval.api import _run_worker
-from kernelskill.eval.judge.memory import MemoryMeter
+from kernelskill.eval.judge.memory import MemoryMeter, largest_live
 from kernelskill.eval.judge.worker import Worker
 from kernelskill.eval.types import EvalOptions, EvalResult
 
@@ -109,3 +109,15 @@ def test_double_clone_copies_once_and_never_aliases() -> None:
     assert c32.dtype == torch.float64 and c32.stride() == x32.stride()  # the layout is kept
     assert torch.equal(c32, x32.double()) and torch.equal(c64, x64) and torch.equal(cidx, idx)
     assert all(a.data_ptr() != b.data_ptr() for a, b in ((c64, x64), (cidx, idx)))
+
+
+def test_largest_live_names_what_the_process_holds() -> None:
+    """What a baseline that fell back for want of GPU memory logs: the judge's largest tensors,
+    grouped by shape and dtype, a storage seen through two views counted once."""
+    big = [torch.empty(1536, 1024) for _ in range(3)]  # 6 MiB each
+    view = big[0][:10]  # the same storage: not counted again
+    wide = torch.empty(4096, 1024, dtype=torch.float64)  # 32 MiB
+    text = largest_live("cpu", n=2)
+    assert text.startswith("1 x (4096, 1024) float64 0.03 GiB; 3 x (1536, 1024) float32 0.02 GiB"), text
+    assert "(10, 1024)" not in largest_live("cpu", n=50)
+    del big, view, wide
