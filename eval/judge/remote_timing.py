@@ -122,6 +122,10 @@ def time_remote(w: JudgeState, remote: Remote, timer: Timer, n_sets: int, warmup
         fwd = remote.forward(i % n_sets, H.make_inputs(w.problem, seed, w.device), "timed", "runtime_error")
         fwd.check_contract("timing", f"timed run {i}")
         if not judged:
+            # The baselines' outputs are never checked. Kept, the judge held a copy per run: 28 of
+            # 2 GiB for level1/11_gelu, which filled an H100 and sent its baselines back to the
+            # judge (H100, 2026-12-06, the fallback's log line: eval/judge/memory.largest_live).
+            fwd.out = None
             return fwd
         if fwd.mutated and not w.ref_mutates:
             raise Rejected("timing", f"timed run {i}: the candidate modified its inputs in place; the "

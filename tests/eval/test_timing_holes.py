@@ -129,6 +129,32 @@ def time_fake(times: Any, null_ms: float = 0.3) -> RT.CandidateTiming:
     return RT.time_remote(w, FakeRemote(ref, times, null_ms), timer, n_sets=2)
 
 
+def test_unjudged_runs_keep_no_output() -> None:
+    """The baseline process's runs (judged=False) are timed, never checked: the judge keeps none of
+    their outputs, which on a 2 GiB output filled the card after 28 runs."""
+    import weakref
+
+    problem = load_problem(PROBLEM, "small", "problem.py")
+    ref = problem.model_cls(*problem.get_init_inputs())
+    remote = FakeRemote(ref, lambda i: (1.0, 1.5, 0.0, 0.04), 0.3)
+    outs: list[weakref.ref] = []
+    alive: list[int] = []
+    forward = remote.forward
+
+    def watched(*args: Any) -> Forward:
+        alive.append(sum(r() is not None for r in outs))
+        f = forward(*args)
+        outs.append(weakref.ref(f.out))
+        return f
+
+    remote.forward = watched  # type: ignore[method-assign]
+    w = FakeWorker(device="cpu", problem=problem, ref=ref, ref_mutates=False, ping_ms=0.05,
+                   opts=SimpleNamespace(atol=None, rtol=None))
+    t = RT.time_remote(w, remote, Timer("cpu", budget_s=0.5, min_runs=8, max_runs=8), n_sets=2, judged=False)
+    assert t.runs == 8 and len(outs) == 8 + 5  # warm-ups and probes too
+    assert max(alive) == 0, alive  # no earlier run's output outlives its run
+
+
 def test_on_the_cpu_a_tiny_reported_time_is_not_the_runtime() -> None:
     # The issue's numbers: 2.7e-5 ms reported against 3.2 ms of the judge's wall clock. Within the
     # CPU's slack it is not rejected, but the runtime is the judge's clock less the null forward.
