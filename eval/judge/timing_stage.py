@@ -92,9 +92,9 @@ def _timer(w: JudgeState) -> Timer:
 
 
 def _timed_baselines(w: JudgeState, timer: Timer) -> None:
-    # The judge's cached blocks are memory the baseline process could use. (A 2 GiB-input problem
-    # still left it 1 GiB of an H100, the judge holding 56.6 GiB of live tensors there:
-    # problems/measurements/h100-2026-12-06-judge-boundary/; that problem's baselines fall back.)
+    # The judge's cached blocks are memory the baseline process could use. (What once filled an
+    # H100 on a 2 GiB output was not cache but the judge's copies of the baseline process's outputs,
+    # now dropped: remote_timing.time_remote, problems/measurements/h100-2026-12-06-judge-boundary/.)
     release(w.device == "cuda")
     _time_baselines(w, timer)
 
