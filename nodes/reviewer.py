@@ -1,7 +1,7 @@
 """Reviewer: runs the round's candidates through the evaluator (in child processes) and logs one
 attempt each.
 
-A round's variants are judged together (eval.api.evaluate_many: one judge session); a correct
+A round's variants are judged together (one eval.api.evaluate_many call); a correct
 candidate that beats the best so far (by `min_gain` and the measured timing noise, or by being the
 first correct one) becomes the new best, the fastest such variant of the round; a candidate
 byte-identical to one already judged in this thread is not evaluated again (its earlier verdict is
@@ -107,7 +107,8 @@ def evaluate_candidate(state: GraphState, source: str, baselines: bool, mode: st
 
 def evaluate_batch(state: GraphState, sources: list[str], mode: str,
                    known: list[float | None] | None) -> list[Verdict]:
-    """A round's variants in one call (one judge session), a verdict each, in order."""
+    """A round's candidates in one evaluate_many call (each in a judge of its own), a verdict each,
+    in order."""
     opts = _options(state, state.settings.baselines, mode, known)
     results = evaluate_many(state.problem.source, sources, opts, problem_name=state.problem.path,
                             candidate_names=[f"candidate_{source_hash(src)}.py" for src in sources])

@@ -72,7 +72,12 @@ def run_timing(w: JudgeState) -> None:
         r.eager_ms, r.compile_ms = known if cuda else (known[0], None)
         r.baselines_in = baselines.REUSED
     else:
-        _timed_baselines(w, timer)
+        # The judge's cached blocks are memory the baseline process could use. (What once filled
+        # an H100 on a 2 GiB output was not cache but the judge's copies of the baseline
+        # process's outputs, now dropped: remote_timing.time_remote,
+        # problems/measurements/h100-2026-12-06-judge-boundary/.)
+        release(cuda)
+        _time_baselines(w, timer)
     if cuda:
         r.timing_is_cpu = False
         r.speedup_vs_eager = r.eager_ms / r.runtime_ms if r.runtime_ms and r.eager_ms else None
@@ -89,14 +94,6 @@ def _timer(w: JudgeState) -> Timer:
     if w.opts.timing_mode == "rank":
         return Timer(w.device, budget_s=w.opts.timing_budget_s / 4, min_runs=5, max_runs=50)
     return Timer(w.device, budget_s=w.opts.timing_budget_s, min_runs=10, max_runs=200)
-
-
-def _timed_baselines(w: JudgeState, timer: Timer) -> None:
-    # The judge's cached blocks are memory the baseline process could use. (What once filled an
-    # H100 on a 2 GiB output was not cache but the judge's copies of the baseline process's outputs,
-    # now dropped: remote_timing.time_remote, problems/measurements/h100-2026-12-06-judge-boundary/.)
-    release(w.device == "cuda")
-    _time_baselines(w, timer)
 
 
 def _n_sets(w: JudgeState) -> int:
