@@ -58,6 +58,10 @@ class EvalOptions:
     timing_mode: str = "full"
     """'full': the timing protocol (the delivered candidate's numbers); 'rank': the same protocol
     with fewer timed runs, enough to rank an intermediate candidate against the best so far."""
+    tuning: dict[str, str] | None = None
+    """Autotuning records an earlier evaluation of the same run harvested (EvalResult.tuning), put
+    in a 'rank' evaluation's fresh Triton cache so it does not re-tune kernels it shares with
+    earlier candidates; ignored under 'full' (eval/judge/tuning.py says why that is safe)."""
 
     def reused_baselines(self) -> tuple[float, float | None] | None:
         """(eager_ms, compile_ms) handed over in known_baselines, or None."""
@@ -145,6 +149,9 @@ class EvalResult:
     timing_mode: str = "full"
     """The timing protocol's extent this result was timed under (EvalOptions.timing_mode)."""
     gpu_name: str | None = None
+    tuning: dict[str, str] = field(default_factory=dict)
+    """The candidate's autotuning records (Triton's `*.autotune.json`, rebuilt by the judge from
+    plain values: eval/judge/tuning.py), for later 'rank' evaluations of the same run."""
     elapsed_s: float | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
     """Where the evaluation's wall time went: the judge's own stages (load, compile, correctness,

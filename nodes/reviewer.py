@@ -7,8 +7,10 @@ first correct one) becomes the new best, the fastest such variant of the round; 
 byte-identical to one already judged in this thread is not evaluated again (its earlier verdict is
 logged as a repeat); the best correct candidate is never lost. Timing: the thread's first
 evaluation runs the full protocol and times eager and torch.compile; later ones reuse those
-baselines (EvalOptions.known_baselines) and time only as much as ranking needs ('rank'); finalize
-re-times the delivered candidate in full on a GPU. Skill experience, per variant, is written back
+baselines (EvalOptions.known_baselines) and time only as much as ranking needs ('rank'), starting
+from the autotuning picks of the thread's correct candidates (GraphState.tuning, eval/judge/tuning.py)
+instead of re-tuning shared kernels; finalize re-times the delivered candidate in full on a GPU,
+with a cache of its own. Skill experience, per variant, is written back
 to long-term memory after every attempt that applied a skill.
 """
 
@@ -19,6 +21,7 @@ import time
 from typing import Any
 
 from ..eval.api import evaluate, evaluate_many
+from ..eval.judge.tuning import merge
 from ..eval.types import EvalOptions
 from ..skill_index.stats import CPU
 from ..state.graph_state import GraphState, Verdict
@@ -90,7 +93,8 @@ def _options(state: GraphState, baselines: bool, mode: str, known: list[float | 
     s = state.settings
     return EvalOptions(device=s.device, size=s.size, trials=s.trials, timeout_s=s.eval_timeout_s,
                        baselines=baselines, precision=s.precision, profile=s.device == "cuda",
-                       work=known_work(state), known_baselines=known, timing_mode=mode)
+                       work=known_work(state), known_baselines=known, timing_mode=mode,
+                       tuning=state.tuning if mode == "rank" else None)
 
 
 def _verdict(result: Any, mode: str, known: list[float | None] | None) -> Verdict:
@@ -181,6 +185,12 @@ def reviewer(state: GraphState) -> dict[str, Any]:
                               "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
     if winner is not None:
         update["best"], update["best_verdict"] = winner[0], winner[1]
+    tuning = state.tuning
+    for _, v, a in judged:
+        if a.repeat_of is None and v.correct and v.tuning:
+            tuning = merge(tuning, v.tuning)
+    if tuning is not state.tuning:
+        update["tuning"] = tuning
     if state.baselines is None:
         timed = next((v for _, v, a in judged if a.repeat_of is None and v.eager_ms is not None), None)
         if timed is not None:

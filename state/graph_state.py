@@ -32,6 +32,9 @@ class Verdict(eval_result_model("EvalVerdict", VERDICT_FIELDS, correct=..., stag
     timing_mode: str = "full"
     """The evaluation's timing protocol (EvalOptions.timing_mode): 'rank' timed just enough to rank
     an intermediate candidate; finalize re-times a delivered one in 'full' on a GPU."""
+    tuning: dict[str, str] = Field(default_factory=dict, exclude=True)
+    """The candidate's autotuning records (EvalResult.tuning), on their way into GraphState.tuning;
+    not kept with the verdict itself."""
 
     @classmethod
     def of(cls, result: Any) -> Verdict:
@@ -115,6 +118,9 @@ class GraphState(BaseModel):
     baselines: list[float | None] | None = None
     """[eager_ms, compile_ms] as this thread's first timed evaluation measured them: later
     evaluations reuse them (EvalOptions.known_baselines) instead of timing the reference again."""
+    tuning: dict[str, str] = Field(default_factory=dict)
+    """Autotuning records of this thread's correct candidates (EvalResult.tuning): its later 'rank'
+    evaluations start with them (EvalOptions.tuning) instead of re-tuning shared kernels."""
     node: str = "generator"
     """Which node produced `candidate`: generator or repairer."""
     verdict: Verdict | None = None

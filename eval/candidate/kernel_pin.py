@@ -56,7 +56,9 @@ def pins(source: str) -> list[str]:
 
 
 def _library_pins() -> set[str]:
-    """Every decorated function of Triton's own language package (tl.sum, tl.softmax, tl.cdiv...)."""
+    """Every `jit`-decorated function of Triton's own language package (tl.sum's combine, tl.softmax,
+    tl.cdiv...): the only ones its code generator compiles from a tree. Its other decorated functions
+    (builtins, members: hundreds) never reach it; leaving them out saves ~0.15 s per process."""
     import triton
 
     out: set[str] = set()
@@ -65,7 +67,8 @@ def _library_pins() -> set[str]:
         if "jit" not in text:
             continue
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.FunctionDef) and node.decorator_list:
+            if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d)
+                                                         for d in node.decorator_list):
                 out.add(tree_hash(node))
     return out
 

@@ -30,7 +30,7 @@ from ..problem import CandidateError, load_candidate
 from ..sandbox.env import child_exit
 from ..timing.protocol import FLUSH_BYTES, touch_pages
 from ..timing.warm_imports import WARM_FLAG, WarmImports, modules_for
-from . import audit, integrity, kernel_pin, kernels, poison, wire
+from . import audit, integrity, kernel_pin, kernels, poison, tuning_keys, wire
 from .contract import describe, tensor_leaves
 
 
@@ -73,6 +73,7 @@ class Candidate:
         self.integrity = integrity.Integrity()
         if not self.reference:  # Triton compiles only the kernels the static checks read
             kernel_pin.install(msg.get("kernel_pins") or kernel_pin.pins(msg["source"]))
+            tuning_keys.install()  # carried tuning records found wherever a kernel sits
         scratch = Path.cwd()
         self.guard = audit.Guard(scratch, msg["filename"], worker_dir=scratch.parent,
                                  problem_file=msg.get("problem_file"), after=self.integrity.verify_quick)

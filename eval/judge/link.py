@@ -22,8 +22,9 @@ from typing import Any, NoReturn
 
 from ..candidate import wire
 from ..sandbox import layers as sandbox
-from ..sandbox.env import child_env
+from ..sandbox.env import child_env, private_caches
 from ..types import Rejected
+from . import tuning
 
 # Rationale: the judge gives up on the candidate this long before the parent's deadline, so the
 # verdict is a clean "timeout" written by the judge rather than a killed judge.
@@ -76,6 +77,9 @@ class CandidateLink:
         self.scratch = Path(tempfile.mkdtemp(prefix="kernelskill-candidate-"))
         self.log = self.scratch / log_name  # in its own folder: it holds no file of the judge's
         self.stage = "load"
+        self.role = role
+        self.tuning: dict[str, str] = {}
+        """Its autotuning records, harvested once it is dead (close)."""
         judge_end, cand_end = socket.socketpair()
         self.sock = judge_end
         try:
@@ -100,7 +104,25 @@ class CandidateLink:
         self.sock.close()
         self._kill()  # nothing it started outlives the evaluation: its PID namespace goes with it
         self.proc.wait()
+        if self.role == "candidate":  # read only now: no process of it changes the folder any more
+            self.tuning = tuning.harvest(self._triton_cache())
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _triton_cache(self) -> Path:
+        return private_caches(self.scratch)["TRITON_CACHE_DIR"]
+
+    def seed_tuning(self, records: dict[str, str] | None) -> int:
+        """Put earlier autotuning records in its Triton cache before it is handed any code (a
+        started process waits for `init`); the folders go to its uid, so it still writes there."""
+        if self.role != "candidate" or not records:
+            return 0
+        cache = self._triton_cache()
+        written = tuning.seed(cache, records)
+        st = self.scratch.stat()
+        if written and st.st_uid != os.geteuid():
+            for p in [cache.parent, *cache.parent.rglob("*")]:
+                os.chown(p, st.st_uid, st.st_gid, follow_symlinks=False)
+        return written
 
     def request(self, msg: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
         """Send one command, return its reply; a dead or late candidate is a Rejected."""

@@ -84,6 +84,7 @@ class Worker(JudgeState):
                         print(f"--- {which} process output ---\n{tail}", flush=True)
                 if self.baseline_link is not None:
                     self.baseline_link.close()
+        self.result.tuning = link.tuning  # harvested as the link closed, its processes dead
 
     def _stages(self, link: CandidateLink) -> None:
         self.remote = Remote(link, self.device, self.pool)
@@ -95,6 +96,8 @@ class Worker(JudgeState):
         # Measured before the candidate is imported, so the candidate cannot inflate it.
         with self.part("candidate_start"):
             self.ping_ms = self.remote.ping_ms()
+        if self.opts.timing_mode == "rank":  # never under 'full': tuning.py says why
+            link.seed_tuning(self.opts.tuning)
         with self.part("candidate_init"):
             reply = link.request({"cmd": "init", "device": self.device, "precision": self.policy.name,
                                   "source": self.req["candidate_source"],

@@ -72,6 +72,11 @@ def compile_caches() -> dict[str, Path]:
     return {"TRITON_CACHE_DIR": root / "triton", "TORCHINDUCTOR_CACHE_DIR": root / "inductor"}
 
 
+def private_caches(scratch: Path) -> dict[str, Path]:
+    """The compile caches of a child that shares none (ROLES: shared_caches), in its scratch folder."""
+    return {k: scratch / ".cache" / v.name for k, v in compile_caches().items()}
+
+
 def _ready_caches(uid: int | None) -> list[str]:
     """The compile cache folders, made and (when the child runs as another uid) owned by it."""
     out = []

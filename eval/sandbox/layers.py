@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .env import CACHE_VAR, ROLES, TOKEN_VAR, Role, child_env, compile_caches
+from .env import CACHE_VAR, ROLES, TOKEN_VAR, Role, child_env, compile_caches, private_caches
 from .host_probe import probe_layers
 from .spec import INIT, Layers, child_spec
 
@@ -152,7 +152,7 @@ def sandboxed_popen(cmd: list[str], scratch: Path, device: str, *, timeout_s: fl
             os.chown(p, uid, uid)
     env = child_env(device, scratch, token) | (extra_env or {})
     if not who.shared_caches:  # compile caches of its own: nothing it writes reaches another run
-        env.update({k: f"{scratch}/.cache/{v.name}" for k, v in compile_caches().items()})
+        env.update({k: str(v) for k, v in private_caches(scratch).items()})
         env.pop(CACHE_VAR, None)
     if role == "judge":  # it sandboxes its own candidate the way this host allows, unprobed
         env[LAYERS_VAR], env[FSIZE_VAR] = layers.to_json(), str(FSIZE_BYTES)

@@ -2,8 +2,9 @@
 
 It holds a secret in its memory and starts tests/eval/boundary_attacker.py the way the real judge
 starts a candidate process (`sandbox.sandboxed_popen(..., role="candidate")`), or, as the test's
-control, as a plain child of a dumpable judge: what the judge was before the boundary. It then
-signs what the attacker printed, proving it outlived the attack.
+control, as a plain child of a dumpable judge: what the judge was before the boundary, sandboxed
+for the request's device as the judge's own candidate would be. It then signs what the attacker
+printed, proving it outlived the attack.
 
 run_child's protocol: the key on stdin, then REQUEST RESULT PROGRESS on the command line.
 """
@@ -42,8 +43,8 @@ def main() -> None:
            req["tag"]]
     with open(log, "wb") as logf:
         if req["boundary"]:
-            run = sandbox.sandboxed_popen(cmd, scratch, "cpu", role="candidate", stdin=theirs,
-                                          stdout=logf, stderr=subprocess.STDOUT)
+            run = sandbox.sandboxed_popen(cmd, scratch, req.get("device", "cpu"), role="candidate",
+                                          stdin=theirs, stdout=logf, stderr=subprocess.STDOUT)
             try:
                 run.proc.wait(timeout=60)
             finally:

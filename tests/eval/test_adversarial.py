@@ -1,6 +1,7 @@
-"""The evaluator end to end (child process, CPU, Triton interpreter): adversarial candidates are
-rejected for the right reason, good Triton candidates are accepted, and a hang or a crash in a
-candidate never hangs or crashes the evaluator."""
+"""The evaluator end to end (child process; CPU and Triton's interpreter, or the GPU judge under
+KS_ATTACK_DEVICE=cuda: tests/eval/attack_device.py): adversarial candidates are rejected for the
+right reason, good Triton candidates are accepted, and a hang or a crash in a candidate never
+hangs or crashes the evaluator."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from attack_device import DEVICE, needs_device
 from kernelskill.eval.api import _run_worker, evaluate
 from kernelskill.eval.harness import PERTURBATIONS
 from kernelskill.eval.types import EvalOptions, EvalResult
@@ -17,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 from candidates import good, syntax_error, wrong_scale  # noqa: E402
 
 PROBLEM = (Path(__file__).resolve().parents[1] / "fixtures" / "relu_scale.py").read_text()
-OPTS = EvalOptions(device="cpu", size="small", trials=3, timeout_s=120, baselines=False)
+OPTS = EvalOptions(device=DEVICE, size="small", trials=3, timeout_s=120, baselines=False)
+pytestmark = needs_device
 
 HEAD = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 INIT = ("class ModelNew(nn.Module):\n    def __init__(self, cols):\n        super().__init__()\n"
@@ -47,7 +50,8 @@ def test_good_triton_candidate_is_accepted() -> None:
     assert r.correct, r.reason
     assert r.stage == "done" and r.custom_kernels == 1 and r.kernel_names == ["relu_scale_kernel"]
     assert r.trials_run == 3 and r.perturbed_trials == len(PERTURBATIONS) and r.pass_rule == "tolerance"
-    assert r.timing_is_cpu and r.speedup_vs_eager is None  # CPU timings are never speedups
+    # CPU timings are never speedups; a GPU timing is, but baselines=False leaves nothing to divide by.
+    assert r.timing_is_cpu is (DEVICE == "cpu") and r.speedup_vs_eager is None
 
 
 def test_another_block_size_is_also_accepted() -> None:
@@ -107,7 +111,7 @@ def test_cache_by_call_count_fails_on_fresh_inputs_even_past_static_checks() -> 
     src = cand("if self.out is None:\n    self.out = torch.relu(x + self.bias) * 2.0\n"
                "return self.out.clone()", init_extra="        self.out = None\n")
     assert "output_caching" in run(src).failed_checks
-    r = _run_worker(PROBLEM, src, OPTS, "relu_scale.py", "cand.py", EvalResult(device="cpu"))
+    r = _run_worker(PROBLEM, src, OPTS, "relu_scale.py", "cand.py", EvalResult(device=DEVICE))
     rejected(r, "correctness", "wrong_output")
 
 
@@ -115,7 +119,7 @@ def test_runtime_errors_in_the_first_and_later_calls() -> None:
     rejected(run(cand("return torch.relu(x + self.bias[:3]) * 2.0")), "compile", "compile_error")
     later = cand("self.calls = self.calls + 1 if hasattr(self, 'calls') else 1\n"
                  "return torch.relu(x + self.bias[: 3 if self.calls > 1 else None]) * 2.0")
-    r = _run_worker(PROBLEM, later, OPTS, "relu_scale.py", "cand.py", EvalResult(device="cpu"))
+    r = _run_worker(PROBLEM, later, OPTS, "relu_scale.py", "cand.py", EvalResult(device=DEVICE))
     rejected(r, "correctness", "runtime_error")
 
 
@@ -155,7 +159,10 @@ def test_syntax_error_and_missing_modelnew() -> None:
 
 def test_hang_is_killed_by_the_timeout() -> None:
     src = cand("while True:\n    x = x + 0\nreturn x")
-    opts = EvalOptions(device="cpu", size="small", trials=1, timeout_s=12, baselines=False)
+    # The hang must start before the deadline: a GPU judge reached its first forward 6-8 s after
+    # it started (H200, processes.start + load: problems/measurements/h200-2026-12-02-cost/).
+    opts = EvalOptions(device=DEVICE, size="small", trials=1, timeout_s=12 if DEVICE == "cpu" else 30,
+                       baselines=False)
     r = run(src, opts)
     rejected(r, "compile", "timeout", "timed out")
 
@@ -163,7 +170,7 @@ def test_hang_is_killed_by_the_timeout() -> None:
 def test_crash_is_an_outcome() -> None:
     # `import os` is rejected statically; past the static checks, os.abort (no audit event) crashes.
     src = cand("import os\nos.abort()\nreturn x")
-    r = _run_worker(PROBLEM, src, OPTS, "relu_scale.py", "cand.py", EvalResult(device="cpu"))
+    r = _run_worker(PROBLEM, src, OPTS, "relu_scale.py", "cand.py", EvalResult(device=DEVICE))
     assert not r.correct and "crash" in r.failed_checks and "SIGABRT" in (r.reason or "")
 
 
@@ -174,7 +181,7 @@ def test_forged_result_file_is_not_believed() -> None:
     forged = '{"result": "{\\\\"correct\\\\": true}", "mac": "0"}'
     src = cand("import pathlib, os\nfor d in (pathlib.Path('.'), pathlib.Path('..')):\n"
                f"    (d / 'result.json').write_text({forged!r})\nos._exit(0)")
-    r = _run_worker(PROBLEM, src, OPTS, "relu_scale.py", "cand.py", EvalResult(device="cpu"))
+    r = _run_worker(PROBLEM, src, OPTS, "relu_scale.py", "cand.py", EvalResult(device=DEVICE))
     assert not r.correct and "audit" in r.failed_checks and "result.json" in (r.reason or "")
 
 

@@ -2,7 +2,8 @@
 Python-level guard at all (tests/eval/boundary_attacker.py), reads no secret of its judge, kills
 it not, reaches no socket of the host, writes nothing another evaluation sees and leaves no
 process behind. Each test checks the side effect itself; a control run shows the same attacker
-winning against a judge without the boundary, so the tests can fail.
+winning against a judge without the boundary, so the tests can fail. The judge and its candidate
+are sandboxed as for a CPU evaluation, or a GPU one under KS_ATTACK_DEVICE=cuda (attack_device.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from attack_device import DEVICE, needs_device
 from kernelskill.eval.child import ChildRun, run_child
 from kernelskill.eval.sandbox.env import compile_caches
 from kernelskill.eval.sandbox.report import report
@@ -22,7 +24,7 @@ from sandbox_util import LAYERS, alive_with, needs
 
 REPO = Path(__file__).resolve().parents[2]
 PROBLEM = REPO / "problems" / "level1" / "11_gelu.py"
-pytestmark = pytest.mark.usefixtures("sandbox_child_on_path")
+pytestmark = [pytest.mark.usefixtures("sandbox_child_on_path"), needs_device]
 
 
 class Listener:
@@ -67,7 +69,8 @@ def attack(boundary: bool) -> tuple[ChildRun, dict, str, str, Listener]:
     try:
         run = run_child("boundary_judge", {"boundary": boundary, "secret": secret, "tag": tag,
                                            "socket": listener.path, "cache": str(cache),
-                                           "problem": str(PROBLEM)}, "cpu", 120.0, role="judge")
+                                           "problem": str(PROBLEM), "device": DEVICE}, DEVICE, 120.0,
+                  role="judge")
     finally:
         listener.done.set()
     listener.close()

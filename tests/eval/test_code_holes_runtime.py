@@ -4,7 +4,8 @@ under
 the audit guard (eval/candidate/main.py init and forward). Each attack computes the right answer or
 leaves a marker where the test sees it; before, the swapped kernels passed and the markers appeared.
 The static layer is bypassed here (`_run_worker`), as an attacker past it would be; honest kernels
-(autotuned, heuristics, a jit helper, Triton's own tl.sum) still pass through the real evaluator."""
+(autotuned, heuristics, a jit helper, Triton's own tl.sum) still pass through the real evaluator,
+on the CPU (Triton's interpreter) or, under KS_ATTACK_DEVICE=cuda, the GPU (attack_device.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from attack_device import DEVICE, cpu_only, needs_device
 from kernelskill.eval.api import _run_worker, evaluate
 from kernelskill.eval.types import EvalOptions, EvalResult
 
@@ -96,9 +98,10 @@ def test_compiled_triton_compiles_only_pinned_kernels(tmp_path: Path) -> None:
     assert not (tmp_path / "marker").exists()
 
 
-# ---- through the real evaluator (CPU, interpreter) -------------
+# ---- through the real evaluator (CPU and interpreter, or the GPU) -------------
 PROBLEM = (Path(__file__).resolve().parents[1] / "fixtures" / "relu_scale.py").read_text()
-OPTS = EvalOptions(device="cpu", size="small", trials=1, timeout_s=120, baselines=False, timing=False)
+OPTS = EvalOptions(device=DEVICE, size="small", trials=1, timeout_s=120, baselines=False, timing=False)
+pytestmark = needs_device
 KERNEL = '''
 @triton.jit
 def relu_scale(x_ptr, b_ptr, y_ptr, n, cols, BLOCK: tl.constexpr):
@@ -130,7 +133,7 @@ def cand(init: str = "", forward: str = "", extra: str = "", base: str = "nn.Mod
 
 
 def worker(source: str) -> EvalResult:
-    return _run_worker(PROBLEM, source, OPTS, "relu_scale.py", "cand.py", EvalResult(device="cpu"))
+    return _run_worker(PROBLEM, source, OPTS, "relu_scale.py", "cand.py", EvalResult(device=DEVICE))
 
 
 SWAPS = {  # each computes the right answer, with code that is not the checked kernel's
@@ -144,12 +147,19 @@ SWAPS = {  # each computes the right answer, with code that is not the checked k
 }
 
 
-@pytest.mark.parametrize("init", SWAPS.values(), ids=list(SWAPS))
+# `rewriter` and `rewritten_fn` are the interpreter's; the compiled front end's own swaps (its text,
+# its tree) are test_compiled_triton_compiles_only_pinned_kernels'.
+INTERPRETED = cpu_only("Triton's interpreter only (TRITON_INTERPRET=1): a compiled kernel has no rewriter")
+
+
+@pytest.mark.parametrize("init", [pytest.param(v, marks=INTERPRETED if "rewriter" in v else ())
+                                  for v in SWAPS.values()], ids=list(SWAPS))
 def test_swapped_kernel_is_refused(init: str) -> None:
     r = worker(cand(init=init))
     assert not r.correct and "kernel_changed" in (r.reason or ""), (r.stage, r.reason)
 
 
+@INTERPRETED
 def test_swapped_kernel_is_its_own_check() -> None:
     r = worker(cand(init=SWAPS["the kernel's function replaced"]))
     assert r.failed_checks == ["kernel_changed"], (r.failed_checks, r.reason)

@@ -2,7 +2,8 @@
 domain and skipped every perturbed trial, one NaN anywhere skipped a whole trial, an output over an
 input's memory at an offset was not seen as aliasing it, and a fixed absolute tolerance passed
 bf16 arithmetic on small outputs. Each test checks what the judge did (which trials ran, which
-elements were left out, which rule or message), not only the verdict."""
+elements were left out, which rule or message), not only the verdict. The evaluations run on the
+CPU, or on the GPU under KS_ATTACK_DEVICE=cuda (attack_device.py)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import math
 
 import pytest
 import torch
+from attack_device import DEVICE, cpu_only, needs_device
 from kernelskill.eval import harness as H
 from kernelskill.eval.api import _run_worker, evaluate
 from kernelskill.eval.candidate.contract import describe, mismatch
 from kernelskill.eval.judge.compare import comparable, compare
 from kernelskill.eval.types import EvalOptions, EvalResult
 
-OPTS = EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines=False, timing=False)
+OPTS = EvalOptions(device=DEVICE, size="small", trials=2, timeout_s=120, baselines=False, timing=False)
+pytestmark = needs_device
 HEAD = "import torch\nimport torch.nn as nn\n"
 
 
@@ -38,7 +41,7 @@ def evaluated(prob: str, source: str) -> EvalResult:
 def judged(prob: str, source: str) -> EvalResult:
     """The judge without the static checks in front of it (they refuse some of these tricks on
     their own; the point here is the judge's check behind them)."""
-    return _run_worker(prob, source, OPTS, "p.py", "c.py", EvalResult(device="cpu"))
+    return _run_worker(prob, source, OPTS, "p.py", "c.py", EvalResult(device=DEVICE))
 
 
 def accepted(r: EvalResult) -> None:
@@ -94,8 +97,8 @@ def test_the_plan_covers_every_input_and_stays_bounded() -> None:
 def test_a_perturbed_input_leaves_the_others_as_get_inputs_gives_them() -> None:
     from kernelskill.eval.problem import load_problem
     prob = load_problem(SQRT, "small", "p.py")
-    plain = H.make_inputs(prob, 7, "cpu")
-    x, y = H.make_inputs(prob, 7, "cpu", H.PERTURBATIONS["affine(x*4-2)"], 1)
+    plain = H.make_inputs(prob, 7, DEVICE)
+    x, y = H.make_inputs(prob, 7, DEVICE, H.PERTURBATIONS["affine(x*4-2)"], 1)
     assert torch.equal(x, plain[0]) and torch.equal(y, plain[1] * 4 - 2)
     assert H.float_inputs([plain[0], 3, torch.arange(4), torch.empty(0), plain[1]]) == [0, 4]
 
@@ -163,6 +166,7 @@ def test_an_offset_view_of_an_inputs_memory_aliases_it() -> None:
     assert mismatch(got, describe(x[1:], [x])) is None  # the reference returns a view: allowed
 
 
+@cpu_only("the candidate reaches the input's memory through x.numpy(), which a CUDA tensor lacks")
 def test_a_candidate_returning_an_inputs_memory_at_an_offset_is_rejected() -> None:
     # A new storage over the input's bytes: the storage pointers differ, the memory is the input's.
     prob = problem("return x[1:] * 1.0", "[torch.randn(9, 16)]")

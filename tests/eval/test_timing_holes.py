@@ -7,9 +7,9 @@ number believed, a cache hit, a run told apart, a kernel claimed), not only the 
 - checked and timed runs are one command, poisoned alike, on values no other run had;
 - the kernel count is what the candidate process saw launched AND the judge's parse of the source
   finds to be a Triton kernel.
-End to end through the real judge (CPU, Triton's interpreter; `_run_worker` where an attack needs
-to get past the static checks), and the judge's arithmetic on fake runs where a lie needs a clock
-the integrity check would stop."""
+End to end through the real judge (CPU and Triton's interpreter, or the GPU under KS_ATTACK_DEVICE:
+attack_device.py; `_run_worker` where an attack needs to get past the static checks), and the
+judge's arithmetic on fake runs where a lie needs a clock the integrity check would stop."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import torch
+from attack_device import DEVICE, needs_device
 from kernelskill.eval.api import _run_worker
 from kernelskill.eval.candidate import poison
 from kernelskill.eval.judge import remote_timing as RT
@@ -31,7 +32,8 @@ from kernelskill.eval.timing.protocol import Timer, clock_mismatch, fill_cap
 from kernelskill.eval.types import EvalOptions, EvalResult, Rejected
 
 PROBLEM = (Path(__file__).resolve().parents[1] / "fixtures" / "relu_scale.py").read_text()
-OPTS = EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines=False)
+OPTS = EvalOptions(device=DEVICE, size="small", trials=2, timeout_s=120, baselines=False)
+pytestmark = needs_device
 HEAD = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 INIT = ("class ModelNew(nn.Module):\n    def __init__(self, cols):\n        super().__init__()\n"
         "        self.bias = nn.Parameter(torch.randn(cols))\n")
@@ -45,7 +47,7 @@ def cand(forward_body: str, extra: str = "", init_extra: str = "") -> str:
 
 def judge(source: str, problem: str = PROBLEM) -> EvalResult:
     """The judge without the static checks in front of it."""
-    return _run_worker(problem, source, OPTS, "problem.py", "cand.py", EvalResult(device="cpu"))
+    return _run_worker(problem, source, OPTS, "problem.py", "cand.py", EvalResult(device=DEVICE))
 
 
 def accepted(r: EvalResult) -> None:
@@ -279,18 +281,19 @@ def test_a_checked_run_and_a_timed_run_are_the_same_command() -> None:
 
 
 PROBE = '''
-def _checked():
+def _checked(x):
     """What a candidate could probe to tell a checked run from a timed one: is an empty tensor
     poisoned, is a torch function mode (the poisoning) active?"""
-    return bool(torch.empty(64).isnan().all()) and torch._C._is_torch_function_mode_enabled()
+    return bool(torch.empty(64, device=x.device).isnan().all()) and torch._C._is_torch_function_mode_enabled()
 '''
 
 
 def test_a_candidate_probing_the_poisoning_sees_every_run_poisoned() -> None:
     # Garbage whenever a run looks unpoisoned. On the CPU every run's output is checked, warm-ups,
-    # probes and timed runs included, so acceptance means the probe never fired: the timing stage
-    # ran and no run looked different (before, timed runs had no poisoning mode).
-    r = judge(cand(f"if not _checked():\n    return torch.zeros_like(x)\nreturn {RIGHT}", PROBE))
+    # probes and timed runs included (on the GPU 8 sampled runs: garbage on every timed run would
+    # be caught), so acceptance means the probe never fired: the timing stage ran and no run
+    # looked different (before, timed runs had no poisoning mode).
+    r = judge(cand(f"if not _checked(x):\n    return torch.zeros_like(x)\nreturn {RIGHT}", PROBE))
     accepted(r)
     assert r.runtime_ms and r.runtime_ms > 0
 
@@ -375,10 +378,10 @@ CLAIMS = cand(f"_claim()\nreturn {RIGHT}", FAKE_KERNEL)
 
 def test_the_candidate_process_reports_a_kernel_the_judge_does_not_count() -> None:
     # The claim, seen where it is made: the candidate process reports fake_kernel as launched.
-    x = torch.randn(33, 70)
-    with CandidateLink("cpu", time.monotonic() + 120) as link:
-        remote = Remote(link, "cpu", None)
-        reply = link.request({"cmd": "init", "device": "cpu", "precision": "default", "source": CLAIMS,
+    x = torch.randn(33, 70, device=DEVICE)
+    with CandidateLink(DEVICE, time.monotonic() + 120) as link:
+        remote = Remote(link, DEVICE, torch.cuda.MemPool() if DEVICE == "cuda" else None)  # as the judge's
+        reply = link.request({"cmd": "init", "device": DEVICE, "precision": "default", "source": CLAIMS,
                               "filename": "c.py", "weight_seed": 1, "init_values": [70]})
         assert reply["ok"], reply
         remote.set_contract(torch.relu(x), [x])

@@ -1,6 +1,6 @@
 #!/bin/bash
-# One device call of `kernelskill bench` (built-in author, one round), resumable across calls and
-# sessions, on every GPU the machine has (one worker each: an nvidia-h200-x4 runs four problems
+# One device call of `kernelskill bench` (built-in author, KS_ROUNDS rounds, default 1), resumable
+# across calls and sessions, on every GPU the machine has (one worker each: an nvidia-h200-x4 runs four problems
 # at once, each on its own GPU and its own share of the cores).
 #   KS_BENCH=bench-rerun KS_PRECISION=default KS_FROM=problems/measurements/h200-.../ \
 #       tests/gpu/bench_call.sh PROBLEM...
@@ -16,7 +16,7 @@ timeout 90 python3 tests/gpu/prewarm_compile_cache.py --precision "$P" 14 "$@" >
 echo "prewarm $(($(date +%s)-KS_START))s: $(grep -c FAILED "$OUT/prewarm.txt") failed"
 RES=""; [ -f "$B/results.jsonl" ] && RES=--resume
 # SIGINT, not TERM: the bench's Ctrl-C path stops the workers and writes the summary of what finished.
-timeout -s INT $(( $(left) - 25 )) python3 -m kernelskill.cli bench "$@" --precision "$P" --rounds 1 \
+timeout -s INT $(( $(left) - 25 )) python3 -m kernelskill.cli bench "$@" --precision "$P" --rounds "${KS_ROUNDS:-1}" \
     --out "$B" $RES > "$OUT/bench.txt" 2> "$OUT/bench.err"; echo "bench rc=$? $(($(date +%s)-KS_START))s"
 grep -E "^\[|bench:" "$OUT/bench.err" | cut -c1-200 | tail -14
 cat "$OUT/bench.txt"

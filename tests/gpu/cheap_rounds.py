@@ -7,7 +7,9 @@ the full protocol, then again as a later round would (eager and torch.compile ha
 (candidates written beforehand, e.g. the built-in author's first: eval/ alone runs on a bare host)
 
 Prints one row per evaluation (seconds, runtime, where the baselines came from), the rank-mode
-runtime against the full one per problem, and the median seconds of the later evaluations.
+runtime against the full one per problem, and the median seconds of the later evaluations: each
+repeat judges the candidate twice as a later round, without and with the autotuning records the full
+evaluation harvested (`EvalOptions.tuning`, eval/judge/tuning.py; `--no-tuning`: without only).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("pairs", nargs="+", help="PROBLEM.py:CANDIDATE.py")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-tuning", action="store_true")
     args = ap.parse_args()
-    later: list[float] = []
+    later: dict[str, list[float]] = {"untuned": [], "tuned": []}
     with spare_judges():
         for pair in args.pairs:
             path, cand_path = (Path(p) for p in pair.split(":"))
@@ -36,21 +39,26 @@ def main() -> None:
             full = evaluate(src, cand, EvalOptions(device="cuda"), problem_name=str(path))
             print(f"{path.stem:34s} full  {time.time() - t0:5.1f} s  correct={full.correct}  "
                   f"{full.runtime_ms} ms  eager {full.eager_ms}  compile {full.compile_ms}  "
-                  f"{full.baselines_in}", flush=True)
+                  f"{full.baselines_in}  tuning records {len(full.tuning)}", flush=True)
             if not full.correct:
                 continue
-            for _ in range(args.repeat):
-                opts = EvalOptions(device="cuda", known_baselines=[full.eager_ms, full.compile_ms],
-                                   timing_mode="rank", work=[full.flops, full.bytes])
-                t0 = time.time()
-                r = evaluate(src, cand, opts, problem_name=str(path))
-                later.append(time.time() - t0)
-                ratio = r.runtime_ms / full.runtime_ms if r.runtime_ms and full.runtime_ms else None
-                print(f"{path.stem:34s} rank  {later[-1]:5.1f} s  correct={r.correct}  {r.runtime_ms} ms "
-                      f"(x{ratio:.3f} of full)  {r.baselines_in}  noise {r.noise}  "
-                      f"{ {k: v for k, v in r.stage_seconds.items() if '.' not in k} }", flush=True)
-    if later:
-        print(f"median later evaluation: {statistics.median(later):.1f} s over {len(later)}")
+            kinds = ["untuned"] if args.no_tuning else ["untuned", "tuned"]
+            for i in range(args.repeat):
+                for kind in kinds if i % 2 == 0 else kinds[::-1]:
+                    opts = EvalOptions(device="cuda", known_baselines=[full.eager_ms, full.compile_ms],
+                                       timing_mode="rank", work=[full.flops, full.bytes],
+                                       tuning=full.tuning if kind == "tuned" else None)
+                    t0 = time.time()
+                    r = evaluate(src, cand, opts, problem_name=str(path))
+                    later[kind].append(time.time() - t0)
+                    ok = r.runtime_ms and full.runtime_ms
+                    ratio = r.runtime_ms / full.runtime_ms if ok else float("nan")
+                    print(f"{path.stem:34s} rank {kind:7s} {later[kind][-1]:5.1f} s  correct={r.correct}  "
+                          f"{r.runtime_ms} ms (x{ratio:.3f} of full)  {r.baselines_in}  noise {r.noise}  "
+                          f"{ {k: v for k, v in r.stage_seconds.items() if '.' not in k} }", flush=True)
+    for kind, secs in later.items():
+        if secs:
+            print(f"median later evaluation, {kind}: {statistics.median(secs):.1f} s over {len(secs)}")
 
 
 if __name__ == "__main__":

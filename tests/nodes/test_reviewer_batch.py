@@ -37,8 +37,9 @@ def judged(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         seen["opts"], seen["names"] = opts, kw["candidate_names"]
         times = seen["times"]
         return [EvalResult(correct=t is not None, stage="done" if t is not None else "correctness",
-                           runtime_ms=t, reason="" if t is not None else "wrong values", timing_is_cpu=False)
-                for t in times]
+                           runtime_ms=t, reason="" if t is not None else "wrong values", timing_is_cpu=False,
+                           tuning={f"k{i}/t.autotune.json": f"{t}"})
+                for i, t in enumerate(times)]
 
     monkeypatch.setattr(R, "evaluate_many", fake_many)
     monkeypatch.setattr(R, "_learn", lambda state, cand, v: seen["learned"].append(cand.params["tile"]))
@@ -78,3 +79,18 @@ def test_pick_keeps_the_earlier_variant_inside_the_noise() -> None:
     assert winner is a and shown is a  # 0.79 is not 2 % faster than 0.8; a repeat never wins
     winner, shown = R.pick([j(None), j(1.5)], best, 1.02)
     assert winner is None and shown[1].runtime_ms == 1.5  # correct but slower: profiled, not kept
+
+
+def test_correct_variants_tuning_is_kept_for_the_next_rank_evaluations(judged: dict) -> None:
+    """Autotuning records of correct candidates join the thread's (eval/judge/tuning.py); the next
+    'rank' evaluation starts with them; a failing candidate's records are dropped."""
+    judged["times"] = [0.9, None, 0.5]
+    state = _state().model_copy(update={"tuning": {"k9/t.autotune.json": "old"}})
+    assert judged.get("opts") is None
+    update = R.reviewer(state)
+    assert judged["opts"].tuning == {"k9/t.autotune.json": "old"}
+    assert update["tuning"] == {"k9/t.autotune.json": "old", "k0/t.autotune.json": "0.9",
+                                "k2/t.autotune.json": "0.5"}
+    assert "tuning" not in update["verdict"].model_dump()  # kept in the thread's state, not per verdict
+    full = R._options(state, True, "full", None)
+    assert full.tuning is None  # the delivered number is never timed on carried picks
