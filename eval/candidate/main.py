@@ -70,6 +70,7 @@ class Candidate:
         # Candidate code runs only inside the guard (eval/candidate/audit.py: no programs, sockets, writes
         # outside scratch and the compile caches, frame or gc walks); the tools this process times
         # and copies with are snapshotted first and checked as each guarded stretch ends.
+        poison.install()  # before the snapshot, which then watches the wrapped factories
         self.integrity = integrity.Integrity()
         if not self.reference:  # Triton compiles only the kernels the static checks read
             kernel_pin.install(msg.get("kernel_pins") or kernel_pin.pins(msg["source"]))

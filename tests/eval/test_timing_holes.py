@@ -283,8 +283,8 @@ def test_a_checked_run_and_a_timed_run_are_the_same_command() -> None:
 PROBE = '''
 def _checked(x):
     """What a candidate could probe to tell a checked run from a timed one: is an empty tensor
-    poisoned, is a torch function mode (the poisoning) active?"""
-    return bool(torch.empty(64, device=x.device).isnan().all()) and torch._C._is_torch_function_mode_enabled()
+    poisoned, is the poisoning's wrapper of torch.empty in place?"""
+    return bool(torch.empty(64, device=x.device).isnan().all()) and hasattr(torch.empty, "__wrapped__")
 '''
 
 
@@ -292,7 +292,7 @@ def test_a_candidate_probing_the_poisoning_sees_every_run_poisoned() -> None:
     # Garbage whenever a run looks unpoisoned. On the CPU every run's output is checked, warm-ups,
     # probes and timed runs included (on the GPU 8 sampled runs: garbage on every timed run would
     # be caught), so acceptance means the probe never fired: the timing stage ran and no run
-    # looked different (before, timed runs had no poisoning mode).
+    # looked different (before, timed runs had no poisoning).
     r = judge(cand(f"if not _checked(x):\n    return torch.zeros_like(x)\nreturn {RIGHT}", PROBE))
     accepted(r)
     assert r.runtime_ms and r.runtime_ms > 0
