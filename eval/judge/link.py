@@ -105,7 +105,7 @@ class CandidateLink:
         self._kill()  # nothing it started outlives the evaluation: its PID namespace goes with it
         self.proc.wait()
         if self.role == "candidate":  # read only now: no process of it changes the folder any more
-            self.tuning = tuning.harvest(self._triton_cache())
+            self.tuning = tuning.harvest(self.scratch, self._triton_cache())
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def _triton_cache(self) -> Path:

@@ -37,7 +37,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}")  # a dtype in a tuning key: 
 MAX_FILE_BYTES = 64 << 10
 MAX_RECORDS = 256
 MAX_CONFIGS = 128
-_CONFIG_INTS = ("num_warps", "num_stages", "num_ctas")
+_CONFIG_INTS = {"num_warps": 1, "num_stages": 0, "num_ctas": 1}  # name: least value
 
 
 def _number(v: Any) -> bool:
@@ -57,9 +57,9 @@ def _config(raw: Any) -> dict[str, Any] | None:
                                    for k, v in kwargs.items()):
         return None
     out: dict[str, Any] = {"kwargs": dict(kwargs)}
-    for name in _CONFIG_INTS:
+    for name, least in _CONFIG_INTS.items():
         v = raw.get(name)
-        if type(v) is not int or not 1 <= v <= 64:
+        if type(v) is not int or not least <= v <= 64:
             return None
         out[name] = v
     maxnreg = raw.get("maxnreg")
@@ -127,12 +127,25 @@ def _open_dir(name: str | Path, dir_fd: int | None = None) -> int | None:
         return None
 
 
-def harvest(cache_dir: Path) -> dict[str, str]:
-    """The tuning files in a candidate's Triton cache ("<key>/<kernel>.autotune.json" -> rebuilt
-    text). Call it once every process of the candidate is dead: nothing then changes the folder
-    while it is read. Unexpected names, links and files that do not rebuild are skipped."""
+def _open_below(base: Path, parts: tuple[str, ...]) -> int | None:
+    """`base/parts...` as a directory descriptor, no component a link (the candidate made them)."""
+    fd = _open_dir(base)
+    for part in parts:
+        if fd is None:
+            return None
+        sub = _open_dir(part, fd)
+        os.close(fd)
+        fd = sub
+    return fd
+
+
+def harvest(scratch: Path, cache_dir: Path) -> dict[str, str]:
+    """The tuning files in a candidate's Triton cache `cache_dir`, a folder below its scratch folder
+    ("<key>/<kernel>.autotune.json" -> rebuilt text). Call it once every process of the candidate
+    is dead: nothing then changes the folder while it is read. No link is followed on the way
+    down from `scratch`; unexpected names and files that do not rebuild are skipped."""
     out: dict[str, str] = {}
-    root = _open_dir(cache_dir)
+    root = _open_below(scratch, cache_dir.relative_to(scratch).parts)
     if root is None:
         return out
     try:

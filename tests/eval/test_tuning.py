@@ -76,13 +76,15 @@ def test_harvest_reads_no_link_no_fifo_and_no_oversized_file(tmp_path: Path) -> 
     (cache / ("B" * 52)).symlink_to(cache / KEY)  # a linked key folder
     (cache / "..hidden").mkdir()
     (cache / "..hidden" / NAME).write_text(json.dumps(GOOD))
-    got = T.harvest(cache)
+    got = T.harvest(tmp_path, cache)
     assert list(got) == [f"{KEY}/{NAME}"]
     assert "SECRET" not in json.dumps(got)
-    assert T.harvest(tmp_path / "absent") == {}
-    linked = tmp_path / "linked_cache"
-    linked.symlink_to(cache)
-    assert T.harvest(linked) == {}
+    assert T.harvest(tmp_path, tmp_path / "absent") == {}
+    (tmp_path / "dot").mkdir()
+    (tmp_path / "dot" / "cache").symlink_to(cache)  # the last component a link
+    (tmp_path / "linked").symlink_to(tmp_path / "dot")  # a component on the way a link
+    assert T.harvest(tmp_path, tmp_path / "dot" / "cache") == {}
+    assert T.harvest(tmp_path, tmp_path / "linked" / "cache") == {}
 
 
 def test_seed_writes_only_under_triton_names(tmp_path: Path) -> None:
