@@ -162,17 +162,13 @@ def _verified_copy(node: Any, what: str) -> Any:
     return ast.Module(body=[_pinned_function(f, what) for f in node.body], type_ignores=[])
 
 
-def _verify_tree(node: ast.AST, what: str) -> None:
-    _verified_copy(node, what)
-
-
 def _verify_text(src: Any) -> None:
     try:
         tree = ast.parse(src) if type(src) is str else None
     except SyntaxError:
         tree = None  # Triton's own parse reports it
     if tree is not None:
-        _verify_tree(tree, "the source of")
+        _verified_copy(tree, "the source of")
     elif type(src) is not str:
         _refuse("something other than source text")
 
