@@ -144,7 +144,7 @@ def test_graph_with_a_tiny_real_model_ends_cleanly(smollm2: str, tmp_path: Path)
     solution = (tmp_path / "out" / "solution.py").read_text()
 
     # A complete attempts log: every step has an outcome; the generator ran, and every failed
-    # evaluation with repairs left was followed by the repairer.
+    # evaluation the graph went on with was followed by the repairer.
     attempts = final.attempts
     assert attempts and all(a.outcome in OUTCOMES for a in attempts), log
     assert attempts[0].node == "generator", log
@@ -156,9 +156,13 @@ def test_graph_with_a_tiny_real_model_ends_cleanly(smollm2: str, tmp_path: Path)
     if all(a.stage == "author" for a in attempts):  # the author never produced a candidate
         assert final.best is None and "no usable reply" in attempts[0].error, log
     assert len(report["attempts"]) == len(attempts)
+    # A round's variants are logged together, the one the graph goes on with last: only that one
+    # is repaired, so a failed variant may be followed by a later variant of the same round.
     for i, a in enumerate(attempts):
         if a.stage != "author" and a.outcome != "correct" and a.node == "generator":
-            assert i + 1 < len(attempts) and attempts[i + 1].node == "repairer", log
+            after = attempts[i + 1] if i + 1 < len(attempts) else None
+            assert after is not None and (after.node == "repairer" or (
+                after.node == "generator" and after.round == a.round)), log
 
     # The result is correct either way: the best LLM candidate, or the reference said plainly.
     if final.best is not None and final.best.author != "reference":  # else the repairer's last level
