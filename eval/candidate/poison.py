@@ -25,9 +25,6 @@ from typing import Any
 
 import torch
 
-_EMPTY_FACTORIES = {torch.empty, torch.empty_like, torch.empty_strided, torch.Tensor.new_empty,
-                    torch.Tensor.new_empty_strided}
-
 
 def fill_poison(t: torch.Tensor) -> None:
     if t.is_floating_point() or t.is_complex():

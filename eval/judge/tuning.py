@@ -29,7 +29,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-SUFFIX = ".autotune.json"
 _KEY_DIR = re.compile(r"[A-Z2-7]{52}")  # Triton's cache key: base32 of a sha256, unpadded
 _FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,149}\.autotune\.json")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
