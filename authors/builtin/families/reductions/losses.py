@@ -31,15 +31,14 @@ def _lse_sum_lanes(st: list[str], out: list[str], a: int) -> list[str]:
     return lines + [f"{o} = tl.sum({x}, axis={a})" for o, x in zip(out[2:], st[2:], strict=True)]
 
 
-def _lse_of(st: list[str]) -> str:
-    return f"(_red_lse_shift({st[0]}) + tl.log({st[1]}))"
-
-
-def _lse_minus(st: list[str], v: str) -> str:
-    """logsumexp - v as log(s) + (shift - v), PyTorch's order: (shift + log(s)) - v rounds the sum
-    to the ulp of the shift first, which on a confident row (a loss near 1e-4 from logits near 4)
-    is an error 10x PyTorch's own."""
-    return f"(tl.log({st[1]}) + (_red_lse_shift({st[0]}) - {v}))"
+def _lse_minus(st: list[str], v: str, total: str | None = None) -> str:
+    """logsumexp - v (or total * logsumexp - v) as log(s) + (shift - v), PyTorch's order: (shift +
+    log(s)) - v rounds to the shift's ulp first, which on a confident row (a loss near 3e-4 from
+    logits near 7) is an error 15x PyTorch's own. Exact shift - v for a one-hot target."""
+    shift = f"_red_lse_shift({st[0]})"
+    if total is None:
+        return f"(tl.log({st[1]}) + ({shift} - {v}))"
+    return f"(tl.log({st[1]}) * {total} + ({shift} * {total} - {v}))"
 
 
 def _floats(*vs) -> bool:  # noqa: ANN002
@@ -120,7 +119,7 @@ def cross_entropy_spec(region: Region, operands: list) -> RedSpec:
             return [g.vals[0], "1.0", tp, f"{tp} * {g.vals[0]}"]
         red_p = Reducer(combine="_red_lse_add2", inits=["float('-inf')", "0.0", "0.0", "0.0"],
                         splittable=False, elem_fn=elems_p, lanes_fn=_lse_sum_lanes, online_lse=True,
-                        fin_fn=lambda st: ([], [f"{_lse_of(st)} * {st[2]} - {st[3]}"]))
+                        fin_fn=lambda st: ([], [_lse_minus(st, st[3], st[2])]))
         return RedSpec(reducer=red_p, **{**common, "vals": [x.name, t.name]})
     ignore = int(a.attrs.get("ignore_index", -100))
     inits = ["float('-inf')", "0.0"] + (["0.0"] if eps else [])
