@@ -9,7 +9,9 @@ a (pixels x channels) tile of the output that adds the bias, applies the chain a
 result either channels-last (when every reader of the region's output is a convolution that
 takes this path too, a stack keeping NHWC between its layers, or a batch norm, which reads NHWC
 in place and writes NCHW, or NHWC when only convolutions read it) or in the reference's NCHW layout
-(the transposition is free inside a pass that reads and writes every element anyway). Under
+(the transposition is free inside a pass that reads and writes every element anyway). An input
+that only such convolutions read, two or more of them, is converted once for all (SharedInputs).
+Under
 `strict` it never matches: vendor-conv-fused-tail keeps the NCHW fp32 call.
 The pass is in authors/builtin/families/conv_pool/layout.py.
 """
@@ -22,11 +24,13 @@ from kernelskill.authors.builtin.templates.api import (
     Emitted,
     Program,
     Region,
+    SharedInputs,
     Template,
     channels_last_rule,
     conv_ok,
     emit_layout_conv,
     nhwc_readers,
+    shared_conv_inputs,
 )
 
 
@@ -45,10 +49,12 @@ class ConvChannelsLast(Template):
     graph_replay = "cuda-graph-replay"
     _tf32 = False
     _nhwc: frozenset[str] = frozenset()
+    _shared: SharedInputs | None = None
 
     def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:
         self._tf32 = ctx.conv_tf32
         self._nhwc = frozenset(nhwc_readers(program))
+        self._shared = shared_conv_inputs(program)
         return None
 
     def match(self, region: Region) -> bool:
@@ -62,7 +68,8 @@ class ConvChannelsLast(Template):
         else:
             cl = layout == "channels_last" and op.attrs["dims"] in (2, 3)
         return emit_layout_conv(region, ctx, channels_last=cl,
-                                keep_nhwc=cl and region.output().name in self._nhwc)
+                                keep_nhwc=cl and region.output().name in self._nhwc,
+                                shared=self._shared if layout == "auto" else None)
 
 
 TEMPLATE = ConvChannelsLast()

@@ -30,7 +30,14 @@ from ..families.conv_pool.common import (
 )
 from ..families.conv_pool.conv_launch import ConvLaunch
 from ..families.conv_pool.gemm import POINTWISE_CONFIGS, ConvGemmTemplate
-from ..families.conv_pool.layout import CONFIGS, channels_last_rule, emit_layout_conv, nhwc_readers
+from ..families.conv_pool.layout import (
+    CONFIGS,
+    SharedInputs,
+    channels_last_rule,
+    emit_layout_conv,
+    nhwc_readers,
+    shared_conv_inputs,
+)
 from ..families.conv_pool.plane_launch import DirectConvLaunch, PlaneLaunch
 from ..families.gemm.kernels import KernelOpts
 from ..families.gemm.match import DEFAULT_CONFIGS, PREP16_CONFIGS, PREP_CONFIGS, gemm_ok, tile_config
@@ -107,6 +114,7 @@ __all__ = [
     "Program",
     "ReductionTemplate",
     "Region",
+    "SharedInputs",
     "SoftmaxTemplate",
     "Template",
     "Value",
@@ -137,6 +145,7 @@ __all__ = [
     "rewrite_symmetric",
     "rewrite_triangular",
     "scan_dim",
+    "shared_conv_inputs",
     "scan_region_ok",
     "single_output",
     "tail_runs",

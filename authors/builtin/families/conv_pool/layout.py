@@ -11,6 +11,8 @@ reads and writes every element anyway.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ...frontend.ir import Op, Program, Region, leaves
 from ...runtime import CONV_LAYOUT
 from ...templates.base import EmitContext, Emitted
@@ -75,10 +77,41 @@ def nhwc_readers(program: Program) -> set[str]:
             if name not in outputs and readers and all(_reads_nhwc(r, name) for r in readers)}
 
 
-def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep_nhwc: bool) -> Emitted:
+@dataclass
+class SharedInputs:
+    """Values that two or more channels-last convolutions read as their input, and nothing else
+    reads (a ResNet block's input, read by its first convolution and by its downsampling
+    shortcut): the first region reading one converts it to channels-last, later ones read that
+    copy, on which their launcher's own conversion does nothing. Only convolutions read such a
+    value, so no op between them can write it in place."""
+
+    copies: dict[str, str] = field(default_factory=dict)
+    """Value -> the name of its channels-last copy in the forward."""
+    made: set[str] = field(default_factory=set)
+    """Values whose copy an emitted line already makes."""
+
+
+def shared_conv_inputs(program: Program) -> SharedInputs:
+    """The program's SharedInputs, each copy named after its value and unused by the program."""
+    outputs = {v.name for v in leaves(program.outputs)}
+    taken = set(program.values) | {v.name for v in program.inputs} | {op.out.name for op in program.ops}
+    copies = {}
+    for name, readers in program.users().items():
+        if name not in outputs and len(readers) >= 2 and \
+                all(channels_last_rule(r) and _reads_nhwc(r, name) for r in readers):
+            copy = f"_{name}_nhwc"
+            while copy in taken:
+                copy += "_"
+            copies[name] = copy
+    return SharedInputs(copies)
+
+
+def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep_nhwc: bool,
+                     shared: SharedInputs | None = None) -> Emitted:
     """Kernel, launcher and forward line of a conv region: the vendor call (channels-last when
     `channels_last`), then bias + epilogue in one pass writing channels-last when `keep_nhwc`,
-    else the reference's contiguous layout."""
+    else the reference's contiguous layout. `shared`: the program's inputs several convolutions
+    read, converted once (SharedInputs)."""
     op, dims, transposed, out, epi = conv_region(region, ctx)
     ctx.share("conv_layout", CONV_LAYOUT)
     kname, lname = ctx.name("conv_layout_kernel"), ctx.name("vendor_conv_layout")
@@ -129,5 +162,13 @@ def emit_layout_conv(region: Region, ctx: EmitContext, channels_last: bool, keep
                         kernel=kname if tail else "None", how=conv, transposed=transposed,
                         n_epi=len(epi_vals), dtype=str(out.meta.dtype),
                         consts=(dims, channels_last, keep_nhwc))
+    lines = []
+    x = args[0]
+    if channels_last and shared is not None and x in shared.copies:
+        if x not in shared.made:  # the first reader: convert here, through the launcher's plan cache
+            shared.made.add(x)
+            fmt = "torch.channels_last_3d" if dims == 3 else "torch.channels_last"
+            lines.append(f"{shared.copies[x]} = _cv_relayout({x}, {fmt}, {launch.plans})")
+        args[0] = shared.copies[x]
     return Emitted(kernels=[kernel] if tail else [], helpers=[launch.render()],
-                   lines=[f"{out.name} = {lname}({', '.join(args)})"])
+                   lines=[*lines, f"{out.name} = {lname}({', '.join(args)})"])
