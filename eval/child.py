@@ -6,7 +6,11 @@ believed only through a signed result, killed with everything they started.
 `run_child` is the one call. A child may also be started *before* its request exists (a spare
 judge, `spare_judges`): it spends the seconds of its start-up (interpreter, torch, its candidate
 process, torch.compile's imports) while the caller is still writing the next candidate, and
-its request arrives later on the same stdin. Why a spare and not one judge kept alive across
+its request arrives later on the same stdin. On the GPU the spare starts as its evaluation's
+judge takes the last one, held before it touches the GPU (its CUDA context) until that evaluation
+is over (FREE on its stdin), so its CPU start-up runs beside a judge while no second context
+appears beside a timed one; on the CPU it starts once the evaluation is over, as the interpreter's
+work and the start-up would share the host's few cores. Why a spare and not one judge kept alive across
 evaluations: a fresh process per evaluation keeps every evaluation independent of the last one
 (no state, no leaked memory, no half-dead CUDA context), and the start-up is most of what a
 kept-alive judge would save (3-5 s of a ~20 s evaluation on an H200, 2026-12-02,
@@ -29,13 +33,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .judge.main import GO, SPARE_FLAG
+from .judge.main import FREE, GO, SPARE_FLAG
 from .sandbox import layers as sandbox
 from .sandbox.signing import verify
 from .timing import ceilings
 
 RESULT_CAP = 16 << 20  # bytes of a result file read back; a real one is a few kB
 JUDGE = "kernelskill.eval.judge.main"
+EARLY_SPARE_DEVICES = ("cuda",)
+"""Devices whose next spare starts with an evaluation, held off the GPU until it ends (above)."""
 
 
 @dataclass
@@ -70,6 +76,8 @@ class _Started:
     key: bytes
     spare: bool
     table: dict = field(default_factory=dict)
+    freed: bool = False
+    """FREE was written: a spare may create its CUDA context."""
 
     @property
     def dir(self) -> Path:
@@ -81,7 +89,8 @@ class _Started:
         try:
             if self.spare:
                 (d / "request.json").write_text(json.dumps(request))
-            proc.communicate(GO.encode() if self.spare else None, timeout=timeout_s)
+            go = ("" if self.freed else FREE) + GO
+            proc.communicate(go.encode() if self.spare else None, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
         except (BrokenPipeError, ValueError):  # a spare that died while waiting: its log says why
@@ -101,6 +110,14 @@ class _Started:
         finally:
             self.tmp.cleanup()
             _untrack(self.run)
+
+    def free(self) -> None:
+        """Let a held spare touch the GPU (once)."""
+        if self.spare and not self.freed:
+            self.freed = True
+            with contextlib.suppress(BrokenPipeError, ValueError, OSError):  # died: take() replaces it
+                self.run.proc.stdin.write(FREE.encode())
+                self.run.proc.stdin.flush()
 
     def discard(self) -> None:
         sandbox.kill_all(self.run)
@@ -178,8 +195,16 @@ def run_child(module: str, request: dict, device: str, timeout_s: float,
     child = _SPARES.take(module, device, timeout_s, reference_only)
     if child is None:
         child = _start(module, device, timeout_s, reference_only, request, role)
-    run = child.finish(request, timeout_s)
-    _SPARES.refill(module, device, timeout_s, reference_only)
+    early = device in EARLY_SPARE_DEVICES
+    if early:
+        _SPARES.refill(module, device, timeout_s, reference_only, held=True)
+    try:
+        run = child.finish(request, timeout_s)
+    finally:
+        if early:
+            _SPARES.free()
+    if not early:
+        _SPARES.refill(module, device, timeout_s, reference_only, held=False)
     return run
 
 
@@ -204,12 +229,21 @@ class _Spares:
         c.discard()  # another device or timeout, or it died while waiting
         return None
 
-    def refill(self, module: str, device: str, timeout_s: float, reference_only: bool) -> None:
+    def refill(self, module: str, device: str, timeout_s: float, reference_only: bool, held: bool) -> None:
+        """Start a spare if none is kept; `held`: it waits for free() before touching the GPU."""
         if module != JUDGE or reference_only:
             return
         with self.lock:
             if self.depth and self.child is None:
                 self.child = _start(JUDGE, device, timeout_s, False, None)
+                if not held:
+                    self.child.free()
+
+    def free(self) -> None:
+        """The evaluation that held the spare is over."""
+        with self.lock:
+            if self.child is not None:
+                self.child.free()
 
     def clear(self) -> None:
         with self.lock:

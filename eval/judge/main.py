@@ -5,7 +5,9 @@
 Each process spends seconds importing torch; starting the candidate before the judge imports
 torch (this module and judge_link are standard library only) overlaps the two imports. A spare
 judge (`--spare`, eval/child.py) does all of that, and starts torch.compile's imports, before its
-request exists: it reads the request once the parent writes GO on stdin.
+request exists: it reads the request once the parent writes GO on stdin. Before touching the GPU
+(its CUDA context) it waits for FREE, which the parent writes once no evaluation of its own is
+running: a spare may start while another judge times on the same GPU.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from .link import CPU_OMP_WAIT_POLICY, CandidateLink, deadline
 SPARE_FLAG = "--spare"
 """Start up, then wait for the request (GO on stdin) before reading it (eval/child.py)."""
 GO = "go\n"
+FREE = "free\n"
+"""The GPU is free to touch: no evaluation of the parent's is running (it may come with GO)."""
 PR_SET_DUMPABLE = 4
 
 
@@ -42,8 +46,12 @@ def main(argv: list[str] | None = None) -> int:
             # they import no dynamo, and the import would only take a core from the run.
             from ..timing.warm_imports import WarmImports, modules_for
             WarmImports(modules_for(device, timing=True, baselines=True))
-            _cuda_context()
-        if sys.stdin.readline() != GO:
+        line = sys.stdin.readline()
+        if line == FREE:
+            if device == "cuda":
+                _cuda_context()
+            line = sys.stdin.readline()
+        if line != GO:
             link.close()
             return 1  # the parent gave up on this spare
     req = json.loads(req_path.read_text())

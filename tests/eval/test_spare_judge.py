@@ -95,6 +95,49 @@ def test_a_spare_that_died_while_waiting_is_replaced(starts: list[str]) -> None:
     assert starts == ["request", "spare", "request", "spare"]
 
 
+def test_an_early_spare_starts_with_the_evaluation_and_is_freed_when_it_ends(
+        starts: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where spares start early (the GPU's rule, here on the CPU): the next evaluation's judge
+    starts while this one runs, held (no FREE on its stdin, so on a GPU no CUDA context) until
+    this one's verdict is in; it then runs the next evaluation as any spare does."""
+    monkeypatch.setattr(C, "EARLY_SPARE_DEVICES", ("cpu",))
+    held_at_verdict: list[bool] = []
+    real_finish = C._Started.finish
+
+    def finish(self: C._Started, request: dict, timeout_s: float):  # noqa: ANN202
+        run = real_finish(self, request, timeout_s)
+        spare = C._SPARES.child
+        held_at_verdict.append(spare is not None and not spare.freed and spare.run.proc.poll() is None)
+        starts.append("verdict")
+        return run
+
+    monkeypatch.setattr(C._Started, "finish", finish)
+    with C.spare_judges():
+        first = evaluate(PROBLEM, good(), opts())
+        spare = C._SPARES.child
+        assert spare is not None and spare.freed and spare.run.proc.poll() is None
+        second = evaluate(PROBLEM, wrong_scale(), opts())
+        last = C._SPARES.child
+    assert first.correct, first.reason
+    assert not second.correct and second.stage == "correctness", second.reason
+    # Each spare started before the verdict of the evaluation it follows, and was held until then.
+    assert starts == ["request", "spare", "verdict", "spare", "verdict"]
+    assert held_at_verdict == [True, True]
+    assert spare.run.proc.poll() is not None and marked_alive(spare.run.token) == []
+    assert last.run.proc.poll() is not None and marked_alive(last.run.token) == []
+
+
+def test_a_held_spare_taken_before_it_is_freed_still_runs_its_evaluation(starts: list[str]) -> None:
+    """A spare that never got FREE (another thread took it while its evaluation was still running)
+    gets FREE and GO together."""
+    with C.spare_judges():
+        C._SPARES.refill(C.JUDGE, "cpu", 120.0, False, held=True)
+        assert C._SPARES.child is not None and not C._SPARES.child.freed
+        r = evaluate(PROBLEM, wrong_scale(), opts())
+    assert not r.correct and r.stage == "correctness", r.reason
+    assert starts == ["spare", "spare"]
+
+
 @pytest.mark.gpu
 def test_a_spare_judge_on_the_gpu_gives_the_same_verdicts(starts: list[str]) -> None:
     # The spare creates its CUDA context and imports Inductor while it waits; its evaluation times

@@ -2,7 +2,7 @@
 the full protocol, then again as a later round would (eager and torch.compile handed over in
 `known_baselines`, `timing_mode="rank"`), with spare judges on as optimize and bench run them.
 
-    python3 tests/gpu/cheap_rounds.py [--repeat N] PROBLEM.py:CANDIDATE.py ...
+    python3 tests/gpu/cheap_rounds.py [--repeat N] [--late-spares] PROBLEM.py:CANDIDATE.py ...
 
 (candidates written beforehand, e.g. the built-in author's first: eval/ alone runs on a bare host)
 
@@ -10,6 +10,9 @@ Prints one row per evaluation (seconds, runtime, where the baselines came from),
 runtime against the full one per problem, and the median seconds of the later evaluations: each
 repeat judges the candidate twice as a later round, without and with the autotuning records the full
 evaluation harvested (`EvalOptions.tuning`, eval/judge/tuning.py; `--no-tuning`: without only).
+`--late-spares` starts each spare once the evaluation before it is over, as before spares started
+early (eval/child.py EARLY_SPARE_DEVICES): the two runs' rank runtimes against the full one say
+whether a spare starting beside a timed judge moves its numbers, their seconds what it saves.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import statistics
 import time
 from pathlib import Path
 
+from kernelskill.eval import child
 from kernelskill.eval.api import evaluate
 from kernelskill.eval.child import spare_judges
 from kernelskill.eval.types import EvalOptions
@@ -29,7 +33,10 @@ def main() -> None:
     ap.add_argument("pairs", nargs="+", help="PROBLEM.py:CANDIDATE.py")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-tuning", action="store_true")
+    ap.add_argument("--late-spares", action="store_true")
     args = ap.parse_args()
+    if args.late_spares:
+        child.EARLY_SPARE_DEVICES = ()
     later: dict[str, list[float]] = {"untuned": [], "tuned": []}
     with spare_judges():
         for pair in args.pairs:
@@ -55,6 +62,7 @@ def main() -> None:
                     ratio = r.runtime_ms / full.runtime_ms if ok else float("nan")
                     print(f"{path.stem:34s} rank {kind:7s} {later[kind][-1]:5.1f} s  correct={r.correct}  "
                           f"{r.runtime_ms} ms (x{ratio:.3f} of full)  {r.baselines_in}  noise {r.noise}  "
+                          f"start {r.stage_seconds.get('processes.start')}  "
                           f"{ {k: v for k, v in r.stage_seconds.items() if '.' not in k} }", flush=True)
     for kind, secs in later.items():
         if secs:
