@@ -7,7 +7,8 @@ once, untimed, with its first candidate (it fills torch.compile's shared cache f
 candidate by the old and the new checkout, in alternating order from pair to pair. Each evaluation runs in
 a fresh interpreter (one checkout per process). Prints one row per evaluation: correct,
 candidate / eager / torch.compile ms, speedup over eager, the evaluation's seconds and where they
-went, and the median seconds per checkout last. A kept reference (the user's module delivered
+went (the load stage's parts too: the judge's clock around the reference, the candidate process's
+start and its init), and the median seconds per checkout last. A kept reference (the user's module delivered
 unchanged) should measure about 1.0x under both.
 """
 
@@ -31,7 +32,9 @@ r = evaluate(prob.read_text(), cand.read_text(), EvalOptions(device="cuda"), pro
              candidate_name=cand.name)
 print("RESULT " + json.dumps({"correct": r.correct, "reason": (r.reason or "")[:200], "ms": r.runtime_ms,
       "eager": r.eager_ms, "compile": r.compile_ms, "x": r.speedup_vs_eager, "s": round(time.time() - t0, 1),
-      "stages": {k: v for k, v in r.stage_seconds.items() if "." not in k}, "where": r.baselines_in,
+      "stages": {k: v for k, v in r.stage_seconds.items() if "." not in k},
+      "load": {k[5:]: v for k, v in r.stage_seconds.items() if k.startswith("load.")},
+      "where": r.baselines_in,
       "why": [ln[:400] for ln in r.log_tail.splitlines() if "baseline" in ln or "compile" in ln]}))
 """
 
@@ -65,7 +68,8 @@ def main() -> None:
             x = f"{r['x']:.3f}" if r.get("x") else "-"
             print(f"{os.path.basename(cand):42s} {label}  correct={r['correct']}  x eager {x}  "
                   f"cand {r.get('ms')}  eager {r.get('eager')}  compile {r.get('compile')}  "
-                  f"eval {r.get('s')} s (process {wall:.1f} s)  {r.get('where')}  {r.get('stages')}"
+                  f"eval {r.get('s')} s (process {wall:.1f} s)  {r.get('where')}  {r.get('stages')}  "
+                  f"load parts {r.get('load')}"
                   + ("" if r["correct"] else f"  REASON {r.get('reason')}"), flush=True)
             if r.get("where") != "process":  # why the baselines left their process
                 why = r.get("why") or ["(no line in the judge's log tail)"]
