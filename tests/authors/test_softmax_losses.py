@@ -38,6 +38,15 @@ def test_softmax_modes_and_layouts(expr: str, shape: str, view: str, params: dic
     check(one(expr, shape=shape, view=view), SMX, skill=SMX if params else None, params=params)
 
 
+@pytest.mark.parametrize("params", [None, {"single": 2}])
+def test_log_softmax_of_a_confident_row_keeps_its_small_log_probability(params: dict | None) -> None:
+    """The top log-probability of a confident row (near -3e-4 from logits near 7), in one tile and
+    looped: x - (shift + log(sum)) rounds to the shift's ulp first, an error 15x PyTorch's own;
+    (x - shift) - log(sum), PyTorch's order, keeps it (the cross-entropy tests' case, unfused)."""
+    src = one("torch.log_softmax(x, dim=1)[:, 0]", x="torch.tensor([[7.0, -1.5, -2.0], [6.5, -2.0, -2.5]])")
+    check(src, SMX, skill=SMX if params else None, params=params)
+
+
 @SLOW
 @given(shape=st.lists(st.integers(1, 11), min_size=1, max_size=4), dim=st.integers(-4, 3),
        log=st.booleans(), permute=st.booleans(), chain=st.booleans())
