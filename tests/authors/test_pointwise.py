@@ -133,25 +133,46 @@ def test_chains_of_different_shapes_stay_apart() -> None:
     assert r.custom_kernels >= 2
 
 
-@pytest.mark.parametrize("op", ["tanh", "log1p", "expm1"])
+# op -> (forward expression, the inputs' range as (log10 low, log10 high, signs)): where each
+# output is tiny, and a 1e-7 absolute error a large relative one.
+_NEAR_ZERO = {
+    "tanh": ("torch.tanh(x)", (-9, 1, (1, -1))),
+    "log1p": ("torch.log1p(x)", (-9, -0.3, (1, -1))),  # log1p's domain: x > -1
+    "expm1": ("torch.expm1(x)", (-9, 1, (1, -1))),
+    "softplus": ("torch.nn.functional.softplus(x)", (0.5, 1.3, (-1,))),  # x in [-20, -3]
+    "logsigmoid": ("torch.nn.functional.logsigmoid(x)", (0.5, 1.3, (1,))),  # x in [3, 20]
+    "LogSigmoid": ("self.act(x)", (0.5, 1.3, (1,))),  # the module form (_INIT)
+    "elu": ("torch.nn.functional.elu(x, alpha=0.7)", (-9, 0, (1, -1))),  # expm1 on the negative side
+    "celu": ("torch.nn.functional.celu(x, alpha=1.5)", (-9, 0, (1, -1))),
+    "selu": ("torch.nn.functional.selu(x)", (-9, 0, (1, -1))),
+}
+
+# op -> (__init__ lines, the reference's expression) where the forward calls a module.
+_INIT = {"LogSigmoid": ("self.act = nn.LogSigmoid()", "torch.nn.functional.logsigmoid(x)")}
+
+
+@pytest.mark.parametrize("op", sorted(_NEAR_ZERO))
 def test_functions_keep_relative_precision_near_zero(op: str, tmp_path) -> None:  # noqa: ANN001
-    """The kernel forms of functions that vanish at 0 are accurate relative to their output, not
-    only absolutely: near 0 the output is tiny, and a tolerance in proportion to it (the `default`
-    policy on a small output) is one a 1e-7 absolute error fails (a 1-element transposed convolution
-    with a tanh tail did, in CI)."""
+    """The kernel forms of functions that vanish at 0 (or, as softplus and logsigmoid, in a tail)
+    are accurate relative to their output, not only absolutely: there the output is tiny, and a
+    tolerance in proportion to it (the `default` policy on a small output) is one a 1e-7 absolute
+    error fails (a 1-element transposed convolution with a tanh tail did, in CI)."""
     import importlib.util
 
     import torch
     from author_util import expr_problem
 
-    src = expr_problem(f"torch.{op}(x)", "torch.randn(4, 64)")
-    path = tmp_path / "tanh_cand.py"
+    expr, (low, high, signs) = _NEAR_ZERO[op]
+    init, ref = _INIT.get(op, ("", expr))
+    src = expr_problem(expr, "torch.randn(4, 64)", init=init)
+    path = tmp_path / "cand.py"
     path.write_text(generate(src).source)
-    spec = importlib.util.spec_from_file_location("tanh_cand", path)
+    spec = importlib.util.spec_from_file_location("cand", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    top = -0.3 if op == "log1p" else 1  # log1p's domain: x > -1
-    x = torch.cat([torch.logspace(-9, top, 128), -torch.logspace(-9, top, 128)]).reshape(4, 64)
+    mag = torch.logspace(low, high, 256 // len(signs))
+    x = torch.cat([s * mag for s in signs]).reshape(4, 64)
     got = mod.ModelNew()(x).double()
-    want = getattr(torch, op)(x.double())
+    assert "_pointwise" in path.read_text()  # the kernel's form, not PyTorch's
+    want = eval(ref, {"torch": torch, "x": x.double()})  # noqa: S307 (the table's own text)
     assert torch.all((got - want).abs() <= 1e-5 * want.abs() + 1e-30), (got - want).abs().max()

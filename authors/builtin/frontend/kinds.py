@@ -21,6 +21,7 @@ SPECS.update({
     "silu": ("silu", 1, (), {}), "mish": ("mish", 1, (), {}), "selu": ("selu", 1, (), {}),
     "relu6": ("relu6", 1, (), {}), "hardsigmoid": ("hardsigmoid", 1, (), {}),
     "hardswish": ("hardswish", 1, (), {}), "logsigmoid": ("logsigmoid", 1, (), {}),
+    "log_sigmoid": ("logsigmoid", 1, (), {}),  # F.logsigmoid is torch._C._nn.log_sigmoid
     "softsign": ("softsign", 1, (), {}), "tanhshrink": ("tanhshrink", 1, (), {}),
     "softplus": ("softplus", 1, ("beta", "threshold"), {"beta": 1.0, "threshold": 20.0}),
     "elu": ("elu", 1, ("alpha",), {"alpha": 1.0}),

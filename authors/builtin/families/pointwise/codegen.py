@@ -59,8 +59,15 @@ def _expm1(x: str) -> str:
 
 def _softplus(x: str, beta: float, threshold: float) -> str:
     bx = f"({_f(float(beta))} * ({x}))"
-    return (f"tl.where({bx} > {_f(float(threshold))}, ({x}), "
-            f"tl.log(1.0 + tl.exp(tl.minimum({bx}, {_f(float(threshold))}))) / {_f(float(beta))})")
+    soft = _log1p(f"tl.exp(tl.minimum({bx}, {_f(float(threshold))}))")  # tiny far below 0: log1p
+    return f"tl.where({bx} > {_f(float(threshold))}, ({x}), {soft} / {_f(float(beta))})"
+
+
+def _elu(x: str, alpha: float, divide: float = 1.0) -> str:
+    # x above 0, alpha * expm1(x / divide) below: expm1, not exp - 1, as the output is tiny just
+    # below 0 (the min keeps the unused branch finite).
+    neg = f"tl.minimum({x}, 0.0)" if divide == 1.0 else f"(tl.minimum({x}, 0.0) / {_f(divide)})"
+    return f"tl.where(({x}) > 0, ({x}), {_f(alpha)} * {_expm1(neg)})"
 
 
 _SQRT1_2 = 0.7071067811865476
@@ -93,18 +100,15 @@ TRITON: dict[str, _F] = {
     "silu": lambda a, k: f"(({a[0]}) * tl.sigmoid({a[0]}))",
     "mish": lambda a, k: f"(({a[0]}) * {_tanh(_softplus(a[0], 1.0, 20.0))})",
     "softplus": lambda a, k: _softplus(a[0], k.get("beta", 1.0), k.get("threshold", 20.0)),
-    "elu": lambda a, k: (f"tl.where(({a[0]}) > 0, ({a[0]}), "
-                         f"{_f(float(k.get('alpha', 1.0)))} * (tl.exp({a[0]}) - 1.0))"),
-    "celu": lambda a, k: (f"tl.where(({a[0]}) > 0, ({a[0]}), {_f(float(k.get('alpha', 1.0)))} * "
-                          f"(tl.exp(({a[0]}) / {_f(float(k.get('alpha', 1.0)))}) - 1.0))"),
-    "selu": lambda a, k: (f"(1.0507009873554805 * tl.where(({a[0]}) > 0, ({a[0]}), "
-                          f"1.6732632423543772 * (tl.exp({a[0]}) - 1.0)))"),
+    "elu": lambda a, k: _elu(a[0], float(k.get("alpha", 1.0))),
+    "celu": lambda a, k: _elu(a[0], float(k.get("alpha", 1.0)), divide=float(k.get("alpha", 1.0))),
+    "selu": lambda a, k: f"(1.0507009873554805 * {_elu(a[0], 1.6732632423543772)})",
     "leaky_relu": lambda a, k: (f"tl.where(({a[0]}) > 0, ({a[0]}), "
                                 f"({a[0]}) * {_f(float(k.get('negative_slope', 0.01)))})"),
     "relu6": lambda a, k: f"tl.minimum(tl.maximum({a[0]}, 0.0), 6.0)",
     "hardsigmoid": lambda a, k: f"(tl.minimum(tl.maximum(({a[0]}) + 3.0, 0.0), 6.0) / 6.0)",
     "hardswish": lambda a, k: f"(({a[0]}) * tl.minimum(tl.maximum(({a[0]}) + 3.0, 0.0), 6.0) / 6.0)",
-    "logsigmoid": lambda a, k: f"(tl.minimum({a[0]}, 0.0) - tl.log(1.0 + tl.exp(-tl.abs({a[0]}))))",
+    "logsigmoid": lambda a, k: f"(tl.minimum({a[0]}, 0.0) - {_log1p(f'tl.exp(-tl.abs({a[0]}))')})",
     "softsign": lambda a, k: f"(({a[0]}) / (1.0 + tl.abs({a[0]})))",
     "tanhshrink": lambda a, k: f"(({a[0]}) - {_tanh(a[0])})",
     "clamp": lambda a, k: _clamp(a[0], k.get("min"), k.get("max")),
