@@ -126,17 +126,35 @@ class CandidateLink:
 
     def request(self, msg: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
         """Send one command, return its reply; a dead or late candidate is a Rejected."""
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            self._timeout()
-        self.sock.settimeout(left)
+        self.send(msg, fds)
+        return self.reply()
+
+    def send(self, msg: dict[str, Any], fds: list[int] | None = None) -> None:
+        """Send one command without waiting for its reply (the judge works meanwhile); `reply`
+        collects it, before any other command."""
+        self._settimeout()
         try:
             wire.send_to_candidate(self.sock, msg, fds)
+        except TimeoutError:
+            self._timeout()
+        except (wire.LinkClosed, OSError, ValueError, UnicodeDecodeError) as e:
+            self._died(e)
+
+    def reply(self) -> dict[str, Any]:
+        """The reply to the command `send` sent."""
+        self._settimeout()
+        try:
             return wire.recv_from_candidate(self.sock)
         except TimeoutError:
             self._timeout()
         except (wire.LinkClosed, OSError, ValueError, UnicodeDecodeError) as e:
             self._died(e)
+
+    def _settimeout(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self._timeout()
+        self.sock.settimeout(left)
 
     def _timeout(self) -> NoReturn:
         self._kill()

@@ -89,22 +89,23 @@ class Worker(JudgeState):
     def _stages(self, link: CandidateLink) -> None:
         self.remote = Remote(link, self.device, self.pool)
         self.weight_seed = weight_seed = H.secret_seed()
-        with self.part("reference"):
-            self.ref, init_values = self._build_reference(weight_seed)  # while the candidate starts
-            self.ref64 = H.double_copy(self.ref)
-        self.init_values = init_values  # the baseline process builds the reference from them too
+        self.init_values = init_values = self._init_values()  # the baseline process's too
         # Measured before the candidate is imported, so the candidate cannot inflate it.
         with self.part("candidate_start"):
             self.ping_ms = self.remote.ping_ms()
         if self.opts.timing_mode == "rank":  # never under 'full': tuning.py says why
             link.seed_tuning(self.opts.tuning)
+        link.send({"cmd": "init", "device": self.device, "precision": self.policy.name,
+                   "source": self.req["candidate_source"], "filename": self.req["candidate_name"],
+                   "weight_seed": weight_seed, "problem_file": self.req["problem_name"],
+                   "kernel_pins": self.req.get("kernel_pins"), "init_values": init_values})
+        # The reference is built while the candidate process builds its model: both construct the
+        # same modules (a large model's weights are seconds of CPU initialisation each).
+        with self.part("reference"):
+            self.ref = self._build_reference(weight_seed, init_values)
+            self.ref64 = H.double_copy(self.ref)
         with self.part("candidate_init"):
-            reply = link.request({"cmd": "init", "device": self.device, "precision": self.policy.name,
-                                  "source": self.req["candidate_source"],
-                                  "filename": self.req["candidate_name"], "weight_seed": weight_seed,
-                                  "problem_file": self.req["problem_name"],
-                                  "kernel_pins": self.req.get("kernel_pins"),
-                                  "init_values": init_values})
+            reply = link.reply()
         if not reply.get("ok"):
             stage = "load" if reply.get("stage") == "load" else "compile"
             check = reply.get("check") if reply.get("check") in NAMED_BY_CANDIDATE_PROCESS else \
@@ -117,19 +118,24 @@ class Worker(JudgeState):
             self.stage("timing")
             self._timing()
 
-    def _build_reference(self, weight_seed: int) -> tuple[torch.nn.Module, list[Any]]:
-        """The reference, built as harness.build does, and the init values the candidate gets:
-        get_init_inputs() runs here only, under a seed of its own, so both models see the same
-        values and the same weight seed."""
-        name = self.req["problem_name"]
+    def _init_values(self) -> list[Any]:
+        """get_init_inputs()'s values, on the CPU: it runs here only, under a seed of its own, so
+        the reference, the candidate and the baselines are built from the same values."""
         try:
             H.seeded(H.secret_seed())
-            init_values = list(self.problem.get_init_inputs())
-            H.seeded(weight_seed)
-            ref = self.problem.model_cls(*init_values).to(self.device)
+            return H.to_device(list(self.problem.get_init_inputs()), "cpu")
         except Exception as e:
-            raise ProblemError(f"{name}: Model(*get_init_inputs()) failed: {type(e).__name__}: {e}") from None
-        return ref, H.to_device(init_values, "cpu")
+            raise ProblemError(f"{self.req['problem_name']}: get_init_inputs() failed: "
+                               f"{type(e).__name__}: {e}") from None
+
+    def _build_reference(self, weight_seed: int, init_values: list[Any]) -> torch.nn.Module:
+        """The reference, built as harness.build does, under the candidate's weight seed."""
+        try:
+            H.seeded(weight_seed)
+            return self.problem.model_cls(*init_values).to(self.device)
+        except Exception as e:
+            raise ProblemError(f"{self.req['problem_name']}: Model(*get_init_inputs()) failed: "
+                               f"{type(e).__name__}: {e}") from None
 
     def _correctness(self) -> None:
         changes, worst, rules = ChangeTracker(), 0.0, set()

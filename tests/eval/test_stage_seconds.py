@@ -117,3 +117,38 @@ def test_a_work_count_handed_in_is_used_instead_of_counting() -> None:
                        EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines=False))
     assert counted.flops is not None and counted.bytes and counted.bytes > 0
     assert "timing.work" in counted.stage_seconds
+
+
+def test_the_reference_is_built_while_the_candidate_process_builds_its_model(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Both construct the same modules (seconds of CPU weight initialisation for a large model):
+    the judge sends `init` first, builds its reference, then waits for the reply."""
+    from kernelskill.eval.judge import link as L
+    from kernelskill.eval.judge import worker as W
+
+    events: list[str] = []
+    send, reply, build = L.CandidateLink.send, L.CandidateLink.reply, W.Worker._build_reference
+
+    def sent(self: L.CandidateLink, msg: dict, fds: list | None = None) -> None:
+        events.append(f"send {msg['cmd']}")
+        send(self, msg, fds)
+
+    def replied(self: L.CandidateLink) -> dict:
+        events.append("reply")
+        return reply(self)
+
+    def built(self: W.Worker, *args: object) -> object:
+        events.append("reference")
+        return build(self, *args)
+
+    monkeypatch.setattr(L.CandidateLink, "send", sent)
+    monkeypatch.setattr(L.CandidateLink, "reply", replied)
+    monkeypatch.setattr(W.Worker, "_build_reference", built)
+    opts = EvalOptions(device="cpu", size="small", trials=1, timeout_s=120, baselines=False)
+    req = {"problem_source": (FIXTURES / "relu_scale.py").read_text(), "candidate_source": good(),
+           "problem_name": "relu_scale.py", "candidate_name": "cand.py", "options": opts.to_dict()}
+    r = W.Worker(req, tmp_path / "progress").run()
+    assert r.correct, r.reason
+    init = events.index("send init")
+    assert events[init:init + 3] == ["send init", "reference", "reply"], events
+    assert {"load.reference", "load.candidate_init"} <= set(r.stage_seconds), r.stage_seconds
