@@ -11,14 +11,14 @@ own is not believed.
 
 from __future__ import annotations
 
-import ast
 import time
 
 from . import precision as P
 from .candidate import kernel_pin
 from .child import JUDGE, run_child
 from .problem import ProblemError, check_problem_source
-from .static.checks import problem_is_fp32, run_static_checks
+from .static.checks import check_parsed, problem_is_fp32
+from .static.source import _Source
 from .types import TIMING_MODES, EvalOptions, EvalResult
 
 
@@ -40,19 +40,19 @@ def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | 
     except ProblemError as e:
         result.usage_error = True
         return result.fail("load", str(e))
-    try:
-        ast.parse(candidate_source, filename=candidate_name)
+    t0 = time.perf_counter()
+    try:  # one parse for the static checks and the kernel pins (a large candidate's costs 0.1-0.2 s)
+        parsed = _Source(candidate_source, problem_is_fp32(problem_source), policy.name)
     except SyntaxError as e:
         return result.fail("compile", f"{candidate_name}:{e.lineno}: syntax error: {e.msg}", "syntax")
-    t0 = time.perf_counter()
-    failures = run_static_checks(candidate_source, fp32_problem=problem_is_fp32(problem_source),
-                                 precision=policy.name)
+    failures = check_parsed(parsed)
     result.stage_seconds["static"] = round(time.perf_counter() - t0, 3)
     if failures:
         names = list(dict.fromkeys(f.check for f in failures))
         return result.fail("static", f"{failures[0].message} ({len(failures)} of the static checks failed)",
                            *names)
-    out = _run_worker(problem_source, candidate_source, opts, problem_name, candidate_name, result)
+    out = _run_worker(problem_source, candidate_source, opts, problem_name, candidate_name, result,
+                      kernel_pin.pins(parsed))
     out.stage_seconds["static"] = result.stage_seconds["static"]
     return out
 
@@ -67,13 +67,13 @@ def evaluate_many(problem_source: str, candidate_sources: list[str], options: Ev
 
 
 def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,
-                candidate_name: str, result: EvalResult) -> EvalResult:
+                candidate_name: str, result: EvalResult, pins: list[str] | None = None) -> EvalResult:
     t0 = time.perf_counter()
     run = run_child(JUDGE, {
         "problem_source": problem_source, "candidate_source": candidate_source,
         "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict(),
         # The Triton kernels as the static checks read them: the candidate process compiles no other.
-        "kernel_pins": kernel_pin.pins(candidate_source),
+        "kernel_pins": kernel_pin.pins(candidate_source) if pins is None else pins,
         "deadline_unix": time.time() + opts.timeout_s},
         opts.device, opts.timeout_s)
     if run.timed_out:

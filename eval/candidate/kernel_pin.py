@@ -93,9 +93,11 @@ def tree_hash(fn: ast.FunctionDef) -> str:
     return _hash(out)
 
 
-def pins(source: str) -> list[str]:
-    """The hashes of every function `source` decorates with triton.* (the static checks' `jit`)."""
-    return sorted({tree_hash(f) for f in _Source(source).jit})
+def pins(source: str | _Source) -> list[str]:
+    """The hashes of every function `source` decorates with triton.* (the static checks' `jit`);
+    `source` may be the static checks' parse of it."""
+    parsed = source if isinstance(source, _Source) else _Source(source)
+    return sorted({tree_hash(f) for f in parsed.jit})
 
 
 def _library_pins() -> set[str]:

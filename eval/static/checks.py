@@ -344,7 +344,12 @@ def run_static_checks(candidate_source: str, *, fp32_problem: bool = True, preci
     """All failures, in source order; [] means the candidate passed every check. `precision` is the
     policy's name (eval/precision.py). A candidate that does not parse is not handled here (the
     caller reports syntax errors)."""
-    src = _Source(candidate_source, fp32_problem, precision)
+    return check_parsed(_Source(candidate_source, fp32_problem, precision))
+
+
+def check_parsed(src: _Source) -> list[StaticFailure]:
+    """run_static_checks on a candidate already parsed (the evaluator parses it once, for these
+    checks and for its kernel pins)."""
     found: dict[tuple[str, int], StaticFailure] = {}  # one failure per check and line
     for name, check in CHECKS.items():
         for node, what in check(src):

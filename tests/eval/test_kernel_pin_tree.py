@@ -54,3 +54,22 @@ def test_a_tree_ast_parse_never_makes_is_refused() -> None:
         K._verified_copy(fn, "the tree of")
     with pytest.raises(audit.Violation):
         K._verified_copy(ast.Module(body=[], type_ignores=[]), "the tree of")
+
+
+def test_the_static_checks_parse_gives_the_same_pins_after_the_checks_ran() -> None:
+    """The evaluator parses a candidate once, for the checks and the pins (eval/api.py): the
+    checks leave that parse as they found it."""
+    import sys
+    from pathlib import Path
+
+    from kernelskill.eval.static.checks import check_parsed, run_static_checks
+    from kernelskill.eval.static.source import _Source
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+    from candidates import good
+
+    src = good() + "\n" + KERNEL
+    parsed = _Source(src)
+    failures = check_parsed(parsed)
+    assert K.pins(parsed) == K.pins(src) and len(K.pins(src)) == 2
+    assert failures == run_static_checks(src)
