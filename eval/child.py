@@ -7,9 +7,10 @@ believed only through a signed result, killed with everything they started.
 judge, `spare_judges`): it spends the seconds of its start-up (interpreter, torch, its candidate
 process, torch.compile's imports) while the caller is still writing the next candidate, and
 its request arrives later on the same stdin. On the GPU the spare starts as its evaluation's
-judge takes the last one, held before it touches the GPU (its CUDA context) until that evaluation
-is over (FREE on its stdin), so its CPU start-up runs beside a judge while no second context
-appears beside a timed one; on the CPU it starts once the evaluation is over, as the interpreter's
+judge takes the last one, held before it touches the GPU (its CUDA context) and starts
+torch.compile's imports until that evaluation is over (FREE on its stdin): its interpreter, torch
+and candidate process start beside a judge, no second context and no seconds of imports beside a
+timed one; on the CPU it starts once the evaluation is over, as the interpreter's
 work and the start-up would share the host's few cores. Why a spare and not one judge kept alive across
 evaluations: a fresh process per evaluation keeps every evaluation independent of the last one
 (no state, no leaked memory, no half-dead CUDA context), and the start-up is most of what a
@@ -77,7 +78,7 @@ class _Started:
     spare: bool
     table: dict = field(default_factory=dict)
     freed: bool = False
-    """FREE was written: a spare may create its CUDA context."""
+    """FREE was written: a spare may create its CUDA context and start torch.compile's imports."""
 
     @property
     def dir(self) -> Path:
@@ -89,8 +90,9 @@ class _Started:
         try:
             if self.spare:
                 (d / "request.json").write_text(json.dumps(request))
-            go = ("" if self.freed else FREE) + GO
-            proc.communicate(go.encode() if self.spare else None, timeout=timeout_s)
+            # A spare never freed (taken while its evaluation still ran) gets GO alone: it imports
+            # and creates its context as a judge started with its request does.
+            proc.communicate(GO.encode() if self.spare else None, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
         except (BrokenPipeError, ValueError):  # a spare that died while waiting: its log says why

@@ -6,8 +6,8 @@ Each process spends seconds importing torch; starting the candidate before the j
 torch (this module and judge_link are standard library only) overlaps the two imports. A spare
 judge (`--spare`, eval/child.py) does all of that, and starts torch.compile's imports, before its
 request exists: it reads the request once the parent writes GO on stdin. Before touching the GPU
-(its CUDA context) it waits for FREE, which the parent writes once no evaluation of its own is
-running: a spare may start while another judge times on the same GPU.
+(its CUDA context) and torch.compile's imports it waits for FREE, which the parent writes once no
+evaluation of its own is running: a spare may start while another judge times on the same GPU.
 """
 
 from __future__ import annotations
@@ -40,15 +40,15 @@ def main(argv: list[str] | None = None) -> int:
         device = "cuda" if spare[1] == "cuda" else "cpu"
         link = _start(device, progress, None)
         from .worker import judge  # torch and the judge, imported before the request exists
-        if device == "cuda":
-            # What any request may need. Not on the CPU: a spare serves a thread's later
-            # evaluations, which are handed the FLOP count and time no torch.compile there, so
-            # they import no dynamo, and the import would only take a core from the run.
-            from ..timing.warm_imports import WarmImports, modules_for
-            WarmImports(modules_for(device, timing=True, baselines=True))
         line = sys.stdin.readline()
-        if line == FREE:
+        if line == FREE:  # the evaluation this spare started beside is over (GO alone: it is not)
             if device == "cuda":
+                # What any request may need, started only now: torch.compile's imports are seconds
+                # of a core, which a judge still timing should not share. Not on the CPU: a spare
+                # serves a thread's later evaluations, which are handed the FLOP count and time no
+                # torch.compile there, so they import no dynamo.
+                from ..timing.warm_imports import WarmImports, modules_for
+                WarmImports(modules_for(device, timing=True, baselines=True))
                 _cuda_context()
             line = sys.stdin.readline()
         if line != GO:

@@ -129,7 +129,7 @@ def test_an_early_spare_starts_with_the_evaluation_and_is_freed_when_it_ends(
 
 def test_a_held_spare_taken_before_it_is_freed_still_runs_its_evaluation(starts: list[str]) -> None:
     """A spare that never got FREE (another thread took it while its evaluation was still running)
-    gets FREE and GO together."""
+    gets GO alone and runs the evaluation as a judge started with its request does."""
     with C.spare_judges():
         C._SPARES.refill(C.JUDGE, "cpu", 120.0, False, held=True)
         assert C._SPARES.child is not None and not C._SPARES.child.freed
