@@ -17,11 +17,18 @@ def _nrm_batch_plan(x, shape, i64, p_kw, named, eps, training, momentum, keep_nh
     channels-last apply kernel): statistics over (image, pixel) per channel with the channels
     contiguous, the apply transposing into the NCHW output, or keeping channels-last when
     `keep_nhwc` (the emitter found only convolutions reading the result: each would convert it).
+    Under `keep_nhwc` an NCHW x takes paths 4 and 5 too, the apply reading it in NCHW (IN_CL off)
+    and writing channels-last (no prologue: its operands are read at NCHW offsets).
     Role "xb": the bias of the convolution before, which x lacks (families/norms/absorb.py): the
     normalized result does not depend on it, the running mean does."""
     N, C, HW = _nrm_nchw(shape)
     cl = _nrm_channels_last(x)
-    if cl:  # the apply's tiles: channels x pixels of one image
+    # An NCHW x whose result only convolutions read: the channels-last apply reads it in NCHW and
+    # writes channels-last (IN_CL off), the transposition riding on the pass, instead of each
+    # convolution converting an NCHW result (a DenseNet layer's norm of the concatenation).
+    to_cl = keep_nhwc and not cl and not p_kw and len(shape) in (4, 5) and C > 1 and HW > 1
+    if cl or to_cl:  # the apply's tiles: channels x pixels of one image
+        x = x if cl else x.contiguous()
         br, bl = _nrm_apply_plan(C, HW, cl=True)
         grid = (N * _cdiv(C, br) * _cdiv(HW, bl),)
     else:
@@ -30,12 +37,13 @@ def _nrm_batch_plan(x, shape, i64, p_kw, named, eps, training, momentum, keep_nh
         grid = (_cdiv(N * C, br) * _cdiv(HW, bl),)
     args = (N * C, HW, HW, C, C, 1, eps)
     kw = dict(SIDX=1, AFF=1, FROM_RUNNING=not training, BLOCK_R=br, BLOCK_L=bl)
-    if cl:
-        kw.update(OUT_CL=bool(keep_nhwc), HAS_XB=False)  # x's bias, if absorbed, cancels here
+    if cl or to_cl:
+        # x's bias, if absorbed, cancels here
+        kw.update(OUT_CL=bool(keep_nhwc), HAS_XB=False, IN_CL=cl)
     if not training:
-        return x, 5 if cl else 3, args, kw, grid, None
+        return x, 5 if cl or to_cl else 3, args, kw, grid, None
     running = "rm" in named and "rv" in named
     sc, sb = (1, C) if cl else (HW, 1)  # strides of a channel and of a pixel
     sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in named, momentum,
                          has_xb=running and "xb" in named)
-    return x, 4 if cl else 1, args, kw, grid, sp
+    return x, 4 if cl or to_cl else 1, args, kw, grid, sp

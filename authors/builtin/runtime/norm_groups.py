@@ -31,8 +31,8 @@ def _nrm_groups_plan(x, shape, i64, p_kw, named, groups, eps, keep_nhwc=False):
         else:
             sp = _nrm_stats_prep(HW, rows, cpg, C, cpg, 1, 0, eps, i64, p_kw, gi=G, sgo=HW * C, xb_values=xb)
         br, bl = _nrm_apply_plan(C, HW, cl=True)
-        kw = dict(SIDX=0, AFF=1, FROM_RUNNING=False, OUT_CL=bool(keep_nhwc), HAS_XB=xb, BLOCK_R=br,
-                  BLOCK_L=bl)
+        kw = dict(SIDX=0, AFF=1, FROM_RUNNING=False, OUT_CL=bool(keep_nhwc), HAS_XB=xb, IN_CL=True,
+                  BLOCK_R=br, BLOCK_L=bl)
         return x, 4, args, kw, (N * _cdiv(C, br) * _cdiv(HW, bl),), sp
     x = x.contiguous()  # conv outputs are already; anything else pays one copy for coalesced passes
     if xb:  # a new x: the launcher then plans each call on its own operands

@@ -11,7 +11,8 @@ Every norm here is "statistics over a group of elements, then an elementwise app
   one elementwise pass. Used for batch norm, large groups, and few long rows. A batch, group or
   instance norm whose input arrives channels-last (a convolution's output kept NHWC for it) reads
   it in place: the statistics through strides, the apply by APPLY_CL, which writes the NCHW
-  result (or keeps channels-last where only convolutions read it).
+  result (or keeps channels-last where only convolutions read it). A batch norm of an NCHW input
+  that only convolutions read uses APPLY_CL too, reading NCHW (IN_CL off), writing channels-last.
 
 Each kernel below is real Triton and is, verbatim, what a norm without fused chains launches.
 `render` derives a region's variant from it: its fused prologue replaces the direct load
@@ -272,14 +273,16 @@ def _nrm_apply_kernel(x, y, stats, w, b, rm, rv, n_rows, L, sxr, n_stats, C, CPG
 def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, xb, n_rows, L, sxr, n_stats, C, CPG, eps,
            SIDX: tl.constexpr, AFF: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
            FROM_RUNNING: tl.constexpr, OUT_CL: tl.constexpr, HAS_XB: tl.constexpr, I64: tl.constexpr,
-           BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
+           IN_CL: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
     """The apply (_nrm_apply_kernel's arguments) on a channels-last x, writing y in NCHW: a tile
     is BLOCK_R channels x BLOCK_L pixels of one image, read along the channels (x's contiguous
     run) and stored along the pixels (y's), so the transposition rides on the pass (the conv
     before it need not convert its output back). Statistics per channel (SIDX 1: batch norm) or
     per (image, channel group) (0: group / instance norm). With OUT_CL, y is channels-last too
     (every reader is a convolution that would convert it): stored where x was read. HAS_XB: x
-    plus xb per channel (a group norm's absorbed convolution bias)."""
+    plus xb per channel (a group norm's absorbed convolution bias). Without IN_CL, x is NCHW and
+    y channels-last (OUT_CL): a batch norm of an NCHW input (a concatenation) that only a
+    convolution reads, transposed on the way instead of by the convolution."""
     pid = tl.program_id(0)
     n_lb = tl.cdiv(L, BLOCK_L)
     n_cb = tl.cdiv(C, BLOCK_R)
@@ -295,7 +298,7 @@ def _nrm_apply_cl_kernel(x, y, stats, w, b, rm, rv, xb, n_rows, L, sxr, n_stats,
     mask = rmask[:, None] & (cols < L)[None, :]
     lin = (img * C + ch)[:, None] * L + cols[None, :]
     nhwc = img * L * C + cols[None, :] * C + ch[:, None]  # x's offsets, and y's under OUT_CL
-    xoff = nhwc
+    xoff = nhwc if IN_CL else lin
     v = tl.load(x + xoff, mask=mask, other=0.0)
     v = v.to(tl.float32)
     if HAS_XB:
