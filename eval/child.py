@@ -197,7 +197,9 @@ def run_child(module: str, request: dict, device: str, timeout_s: float,
     child = _SPARES.take(module, device, timeout_s, reference_only)
     if child is None:
         child = _start(module, device, timeout_s, reference_only, request, role)
-    early = device in EARLY_SPARE_DEVICES
+    # Only a judge's run holds the next spare: a child it starts itself (the GPU ceilings measured
+    # once) must not free that spare while the run is still on.
+    early = device in EARLY_SPARE_DEVICES and module == JUDGE and not reference_only
     if early:
         _SPARES.refill(module, device, timeout_s, reference_only, held=True)
     try:
