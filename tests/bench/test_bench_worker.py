@@ -12,10 +12,13 @@ from kernelskill.eval import child as C
 
 class _FakeJudge:
     def __init__(self) -> None:
-        self.discarded = False
+        self.discarded = self.freed = False
 
     def discard(self) -> None:
         self.discarded = True
+
+    def free(self) -> None:
+        self.freed = True
 
 
 def _setup(device: str, server: str | None = None) -> dict[str, Any]:
@@ -27,8 +30,9 @@ def test_a_spare_started_in_one_problem_outlives_that_problem(monkeypatch: pytes
     monkeypatch.setattr(C, "_start", lambda *a: fake)
     with keep_spare_judges(_setup("cuda")):
         with C.spare_judges():  # one problem's graph run: its last evaluation leaves a spare
-            C._SPARES.refill(C.JUDGE, "cuda", 300.0, False)
-        assert C._SPARES.child is fake and not fake.discarded  # there for the next problem
+            C._SPARES.refill(C.JUDGE, "cuda", 300.0, False, held=True)  # as that evaluation starts
+            C._SPARES.free()  # and once it is over
+        assert C._SPARES.child is fake and fake.freed and not fake.discarded  # there for the next problem
     assert fake.discarded and C._SPARES.child is None and C._SPARES.depth == 0
 
 
