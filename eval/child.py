@@ -10,8 +10,8 @@ its request arrives later on the same stdin. On the GPU the spare starts as its 
 judge takes the last one, held before it touches the GPU (its CUDA context) and starts
 torch.compile's imports until that evaluation is over (FREE on its stdin): its interpreter, torch
 and candidate process start beside a judge, no second context and no seconds of imports beside a
-timed one; on the CPU it starts once the evaluation is over, as the interpreter's
-work and the start-up would share the host's few cores. Why a spare and not one judge kept alive across
+timed one; on the CPU it starts once the evaluation is over, as the interpreter's work and the
+start-up would share the host's few cores. Why a spare and not one judge kept alive across
 evaluations: a fresh process per evaluation keeps every evaluation independent of the last one
 (no state, no leaked memory, no half-dead CUDA context), and the start-up is most of what a
 kept-alive judge would save (3-5 s of a ~20 s evaluation on an H200, 2026-12-02,

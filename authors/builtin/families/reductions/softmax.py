@@ -85,7 +85,7 @@ def _softmax_kernel(spec: RedSpec, name: str, col: bool, chain: ChainCode | None
     # part most likely still in L2.
     # log: (x - shift) - log(s), PyTorch's order: x - (shift + log(s)) rounds to the shift's ulp
     # first, an error 15x PyTorch's own on a confident row's top log-probability (near -3e-4).
-    norm = ["lsh = _red_lse_shift(r0)", "lz = lsh + tl.log(r1)", "ls = tl.log(r1)",
+    norm = ["lsh = _red_lse_shift(r0)", "ls = tl.log(r1)", "lz = lsh + ls",
             "nblk = tl.cdiv(k_hi - k_lo, BLOCK_K)", "for it in range(0, nblk):"]
     norm += _ind(["k0 = k_lo + (nblk - 1 - it) * BLOCK_K"] + lay.k_step("k0") + loads + [
         f"y = ({v} - {ex('lsh')}) - {ex('ls')}" if log else f"y = tl.exp({v} - {ex('lz')})"] + store)
