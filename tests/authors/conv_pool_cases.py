@@ -71,6 +71,23 @@ def load_candidate(source: str, path: Path):  # noqa: ANN201
     return module
 
 
+_CL_FORMATS = {4: torch.channels_last, 5: torch.channels_last_3d}
+
+
+def spy_conversions(module) -> list[tuple[int, bool]]:  # noqa: ANN001
+    """Wrap a loaded candidate's _cv_relayout; the list it returns gets, per call to a channels-last
+    format, (the input's rank, whether it had to be converted: not channels-last already)."""
+    calls: list[tuple[int, bool]] = []
+    relayout = module._cv_relayout
+
+    def spy(x: torch.Tensor, fmt: torch.memory_format, plans: dict) -> torch.Tensor:
+        if fmt == _CL_FORMATS.get(x.dim()):
+            calls.append((x.dim(), not x.is_contiguous(memory_format=fmt)))
+        return relayout(x, fmt, plans)
+    module._cv_relayout = spy
+    return calls
+
+
 HEAD = '''
 import torch
 import torch.nn as nn

@@ -12,13 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 from author_util import evaluate, problem
-from conv_pool_cases import HEAD, load_candidate
+from conv_pool_cases import HEAD, load_candidate, spy_conversions
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.families.conv_pool.layout import CHANNELS_LAST_DIMS
 from kernelskill.eval.problem import load_problem
-
-_FORMATS = {4: torch.channels_last, 5: torch.channels_last_3d}
 
 
 def _source(dims: int, extra_reader: str = "") -> str:
@@ -43,17 +41,9 @@ def get_init_inputs():
 
 
 def _conversions(src: str, source: str, tmp: Path) -> list[tuple[int, bool]]:
-    """Per call of the candidate's _cv_relayout to a channels-last format: (the input's rank,
-    whether it had to be converted, i.e. was not channels-last already)."""
+    """The candidate's conversions to channels-last in one forward (spy_conversions)."""
     module = load_candidate(source, tmp / "cand.py")
-    calls: list[tuple[int, bool]] = []
-    relayout = module._cv_relayout
-
-    def spy(x: torch.Tensor, fmt: torch.memory_format, plans: dict) -> torch.Tensor:
-        if fmt == _FORMATS.get(x.dim()):
-            calls.append((x.dim(), not x.is_contiguous(memory_format=fmt)))
-        return relayout(x, fmt, plans)
-    module._cv_relayout = spy
+    calls = spy_conversions(module)
     prob = load_problem(src, "small", "<p>")
     with torch.no_grad():
         module.ModelNew(*prob.get_init_inputs())(*prob.get_inputs())
@@ -88,4 +78,4 @@ def test_an_input_another_op_reads_too_is_left_to_each_convolution(tmp_path: Pat
 def test_strict_keeps_every_convolution_nchw() -> None:
     src = _source(2)
     cand = BuiltinAuthor().generate(AuthorTask(problem=problem(src), device="cpu", precision="strict"))
-    assert "_nhwc = _cv_relayout(" not in cand.source and "_cv_relayout" not in cand.source
+    assert "_cv_relayout" not in cand.source

@@ -16,13 +16,11 @@ from pathlib import Path
 import pytest
 import torch
 from author_util import evaluate, problem
-from conv_pool_cases import COMPILE_SCRIPT, HEAD, load_candidate, same_run
+from conv_pool_cases import COMPILE_SCRIPT, HEAD, load_candidate, same_run, spy_conversions
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.authors.builtin.families.conv_pool.layout import CHANNELS_LAST_DIMS
 from kernelskill.eval.problem import load_problem
-
-_FORMATS = {4: torch.channels_last, 5: torch.channels_last_3d}
 
 
 def _source(dims: int, mode: str) -> str:
@@ -54,18 +52,11 @@ def test_a_norm_of_an_nchw_input_read_by_a_convolution_writes_channels_last(
     result = evaluate(src, cand.source, trials=2, precision="default")
     assert result.correct, f"{result.reason}\n{cand.source}"
     module = load_candidate(cand.source, tmp_path / "cand.py")
-    converted: list[bool] = []  # per conversion to channels-last: did it have to transpose?
-    relayout = module._cv_relayout
-
-    def spy(x: torch.Tensor, fmt: torch.memory_format, plans: dict) -> torch.Tensor:
-        if fmt == _FORMATS.get(x.dim()):
-            converted.append(not x.is_contiguous(memory_format=fmt))
-        return relayout(x, fmt, plans)
-    module._cv_relayout = spy
+    converted = spy_conversions(module)
     prob = load_problem(src, "small", "<p>")
     with torch.no_grad():
         out = module.ModelNew(*prob.get_init_inputs())(*prob.get_inputs())
-    assert converted == [False], converted  # the norm's result arrived channels-last
+    assert converted == [(dims + 2, False)], converted  # the norm's result arrived channels-last
     assert out.is_contiguous()  # the convolution's output, returned, in the reference's layout
     # Two calls from one state agree with the reference, running statistics included; the norm
     # took the channels-last apply's path (4 in training, 5 in eval).
