@@ -5,17 +5,18 @@ believed only through a signed result, killed with everything they started.
 
 `run_child` is the one call. A child may also be started *before* its request exists (a spare
 judge, `spare_judges`): it spends the seconds of its start-up (interpreter, torch, its candidate
-process, torch.compile's imports) while the caller is still writing the next candidate, and
-its request arrives later on the same stdin. On the GPU the spare starts as its evaluation's
-judge takes the last one, held before it touches the GPU (its CUDA context) and starts
-torch.compile's imports until that evaluation is over (FREE on its stdin): its interpreter, torch
-and candidate process start beside a judge, no second context and no seconds of imports beside a
-timed one; on the CPU it starts once the evaluation is over, as the interpreter's work and the
-start-up would share the host's few cores. Why a spare and not one judge kept alive across
-evaluations: a fresh process per evaluation keeps every evaluation independent of the last one
-(no state, no leaked memory, no half-dead CUDA context), and the start-up is most of what a
-kept-alive judge would save (3-5 s of a ~20 s evaluation on an H200, 2026-12-02,
-problems/measurements/h200-2026-12-02-cost/).
+process, torch.compile's imports) while the caller is still writing the next candidate, and its
+request arrives later on the same stdin. On the GPU the spare starts as its evaluation's judge
+takes the last one, held before it touches the GPU (its CUDA context) and starts torch.compile's
+imports until that evaluation is over (FREE on its stdin): its interpreter, torch and candidate
+process start beside the judge's first stages, and the judge's timing stage waits until that
+start-up is over (PARKED; the judge's stdin closed only then, eval/judge/parent_pipe.py), so no second
+context and no import run beside a timed run; on the CPU it starts once the evaluation is over, as
+the interpreter's work and the start-up would share the host's few cores. Why a spare and not one
+judge kept alive across evaluations: a fresh process per evaluation keeps every evaluation
+independent of the last one (no state, no leaked memory, no half-dead CUDA context), and the startup
+is most of what a kept-alive judge would save (3-5 s of a ~20 s evaluation on an H200,
+2026-12-02, problems/measurements/h200-2026-12-02-cost/).
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .judge.main import FREE, GO, SPARE_FLAG
+from .judge.main import FREE, GO, PARKED, SPARE_FLAG
 from .sandbox import layers as sandbox
 from .sandbox.signing import verify
 from .timing import ceilings
@@ -43,6 +44,9 @@ RESULT_CAP = 16 << 20  # bytes of a result file read back; a real one is a few k
 JUDGE = "kernelskill.eval.judge.main"
 EARLY_SPARE_DEVICES = ("cuda",)
 """Devices whose next spare starts with an evaluation, held off the GPU until it ends (above)."""
+# Rationale: a spare's start-up takes 3-4 s on an H100 host; an evaluation's timing waits for it at
+# most this long (eval/judge/parent_pipe.py), polled often enough to cost a timing stage little.
+PARK_CAP_S, PARK_POLL_S = 20.0, 0.02
 
 
 @dataclass
@@ -84,24 +88,33 @@ class _Started:
     def dir(self) -> Path:
         return Path(self.tmp.name)
 
-    def finish(self, request: dict, timeout_s: float) -> ChildRun:
+    def finish(self, request: dict, timeout_s: float,
+               quiet: Callable[[Callable[[], bool]], None] | None = None) -> ChildRun:
+        """Hand over the request (a spare: GO), close the child's stdin and wait for its verdict.
+        `quiet(stop)`: returns once nothing of ours starts beside this child any more (a held
+        spare's start-up is over) or `stop()` is true; stdin is closed only then, which the
+        child's timing stage waits for (eval/judge/parent_pipe.py)."""
         d, proc = self.dir, self.run.proc
-        started, timed_out = time.time(), False
+        started, timed_out, closer = time.time(), False, None
         try:
             if self.spare:
                 (d / "request.json").write_text(json.dumps(request))
-            # A spare never freed (taken while its evaluation still ran) gets GO alone: it imports
-            # and creates its context as a judge started with its request does.
-            proc.communicate(GO.encode() if self.spare else None, timeout=timeout_s)
+                # A spare never freed (taken while its evaluation still ran) gets GO alone: it imports
+                # and creates its context as a judge started with its request does.
+                self._write(GO)
+            if quiet is None:
+                self._close_stdin()
+            else:
+                closer = threading.Thread(target=self._close_when, args=(quiet,), daemon=True)
+                closer.start()
+            proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-        except (BrokenPipeError, ValueError):  # a spare that died while waiting: its log says why
-            try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
         finally:
             sandbox.kill_all(self.run)  # nothing the candidate started may outlive the evaluation
+            if closer is not None:
+                closer.join()
+            self._close_stdin()
         try:
             if self.table:
                 ceilings.after(d, self.table, run_child)
@@ -117,9 +130,31 @@ class _Started:
         """Let a held spare touch the GPU (once)."""
         if self.spare and not self.freed:
             self.freed = True
-            with contextlib.suppress(BrokenPipeError, ValueError, OSError):  # died: take() replaces it
-                self.run.proc.stdin.write(FREE.encode())
-                self.run.proc.stdin.flush()
+            self._write(FREE)
+
+    def wait_parked(self, stop: Callable[[], bool], cap_s: float = PARK_CAP_S) -> None:
+        """Return once this spare's start-up is over (it wrote PARKED), it died, `stop()` is true
+        or `cap_s` passed."""
+        end = time.monotonic() + cap_s
+        while time.monotonic() < end and not stop() and self.run.proc.poll() is None:
+            if (self.dir / PARKED).exists():
+                return
+            time.sleep(PARK_POLL_S)
+
+    def _close_when(self, quiet: Callable[[Callable[[], bool]], None]) -> None:
+        try:
+            quiet(lambda: self.run.proc.poll() is not None)
+        finally:
+            self._close_stdin()
+
+    def _write(self, line: str) -> None:
+        with contextlib.suppress(BrokenPipeError, ValueError, OSError):  # died: its log says why
+            self.run.proc.stdin.write(line.encode())
+            self.run.proc.stdin.flush()
+
+    def _close_stdin(self) -> None:
+        with contextlib.suppress(BrokenPipeError, ValueError, OSError):
+            self.run.proc.stdin.close()
 
     def discard(self) -> None:
         sandbox.kill_all(self.run)
@@ -200,10 +235,12 @@ def run_child(module: str, request: dict, device: str, timeout_s: float,
     # Only a judge's run holds the next spare: a child it starts itself (the GPU ceilings measured
     # once) must not free that spare while the run is still on.
     early = device in EARLY_SPARE_DEVICES and module == JUDGE and not reference_only
+    quiet = None
     if early:
-        _SPARES.refill(module, device, timeout_s, reference_only, held=True)
+        spare = _SPARES.refill(module, device, timeout_s, reference_only, held=True)
+        quiet = spare.wait_parked if spare is not None else None
     try:
-        run = child.finish(request, timeout_s)
+        run = child.finish(request, timeout_s, quiet)
     finally:
         if early:
             _SPARES.free()
@@ -233,15 +270,18 @@ class _Spares:
         c.discard()  # another device or timeout, or it died while waiting
         return None
 
-    def refill(self, module: str, device: str, timeout_s: float, reference_only: bool, held: bool) -> None:
-        """Start a spare if none is kept; `held`: it waits for free() before touching the GPU."""
+    def refill(self, module: str, device: str, timeout_s: float, reference_only: bool,
+               held: bool) -> _Started | None:
+        """Start a spare if none is kept; `held`: it waits for free() before touching the GPU.
+        Returns the spare kept now (None outside `spare_judges()`)."""
         if module != JUDGE or reference_only:
-            return
+            return None
         with self.lock:
             if self.depth and self.child is None:
                 self.child = _start(JUDGE, device, timeout_s, False, None)
                 if not held:
                     self.child.free()
+            return self.child
 
     def free(self) -> None:
         """The evaluation that held the spare is over."""

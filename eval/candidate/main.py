@@ -109,6 +109,14 @@ class Candidate:
             return {"ok": False, "stage": "compile", "error": "parameters() gave shapes that are not ints"}
         return {"ok": True, "params": params}
 
+    def settle(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        """Reply once this process's background imports are over (the baseline process imports
+        torch.compile's stack while the candidate is judged): the judge asks before it times the
+        candidate, so that no import shares the host with timed runs (eval/judge/timing_stage.py)."""
+        if self.warm is not None:
+            self.warm.wait()
+        return {"ok": True}
+
     def set_inputs(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         self.sets[msg["set"]] = [wire.open_shared(v, fds) if kind == "tensor" else v
                                  for kind, v in msg["items"]]
@@ -239,9 +247,9 @@ class Candidate:
             torch.cuda.synchronize()
 
 
-COMMANDS = {"ping": Candidate.ping, "init": Candidate.init, "inputs": Candidate.set_inputs,
-            "slots": Candidate.set_slots, "run": Candidate.run, "null": Candidate.null,
-            "breakdown": Candidate.breakdown, "compile": Candidate.compile}
+COMMANDS = {"ping": Candidate.ping, "settle": Candidate.settle, "init": Candidate.init,
+            "inputs": Candidate.set_inputs, "slots": Candidate.set_slots, "run": Candidate.run,
+            "null": Candidate.null, "breakdown": Candidate.breakdown, "compile": Candidate.compile}
 
 
 def serve(cand: Candidate) -> None:

@@ -16,16 +16,22 @@ import contextlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from ..sandbox.env import child_exit
 from .link import CPU_OMP_WAIT_POLICY, CandidateLink, deadline
+from .parent_pipe import read_line
 
 SPARE_FLAG = "--spare"
 """Start up, then wait for the request (GO on stdin) before reading it (eval/child.py)."""
 GO = "go\n"
 FREE = "free\n"
 """The GPU is free to touch: no evaluation of the parent's is running (it may come with GO)."""
+PARKED = "parked"
+"""A file a spare judge creates in its folder once its start-up is over (eval/child.py waits for it)."""
+PING_S = 60.0
+"""How long a spare waits for its candidate process to answer before it calls itself parked."""
 PR_SET_DUMPABLE = 4
 
 
@@ -34,13 +40,14 @@ def main(argv: list[str] | None = None) -> int:
     args = list(argv or sys.argv[1:])
     spare = args[3:5] if args[3:4] == [SPARE_FLAG] else None
     # The signing key arrives on stdin before any problem code runs; no candidate code runs here.
-    key = bytes.fromhex(sys.stdin.readline().strip())
+    key = bytes.fromhex(read_line().strip())
     req_path, res_path, progress = (Path(a) for a in args[:3])
     if spare:
         device = "cuda" if spare[1] == "cuda" else "cpu"
         link = _start(device, progress, None)
         from .worker import judge  # torch and the judge, imported before the request exists
-        line = sys.stdin.readline()
+        _parked(link, progress)
+        line = read_line()
         if line == FREE:  # the evaluation this spare started beside is over (GO alone: it is not)
             if device == "cuda":
                 # What any request may need, started only now: torch.compile's imports are seconds
@@ -50,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
                 from ..timing.warm_imports import WarmImports, modules_for
                 WarmImports(modules_for(device, timing=True, baselines=True))
                 _cuda_context()
-            line = sys.stdin.readline()
+            line = read_line()
         if line != GO:
             link.close()
             return 1  # the parent gave up on this spare
@@ -73,6 +80,17 @@ def _start(device: str, progress: Path, limit: float | None) -> CandidateLink:
     if device == "cpu":  # read by OpenMP when torch loads
         os.environ["OMP_WAIT_POLICY"] = CPU_OMP_WAIT_POLICY
     return CandidateLink(device, float("inf") if limit is None else limit)
+
+
+def _parked(link: CandidateLink, progress: Path) -> None:
+    """Once its candidate process answers (its interpreter and torch are loaded) and the judge is
+    imported here, a spare's start-up is over: PARKED beside its progress file tells the parent,
+    which then lets the evaluation this spare started beside time its runs (parent_pipe.py)."""
+    link.deadline = time.monotonic() + PING_S
+    with contextlib.suppress(Exception):  # a candidate process that died: the request reports it
+        link.request({"cmd": "ping"})
+    link.deadline = float("inf")  # the request brings the evaluation's
+    progress.with_name(PARKED).touch()
 
 
 def _not_dumpable() -> None:

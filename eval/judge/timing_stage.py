@@ -7,6 +7,7 @@ that process is not used; always under the same precision flags.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -18,6 +19,7 @@ from ..timing.protocol import Timer, TimingStats
 from ..types import Rejected
 from . import baselines
 from .memory import release
+from .parent_pipe import wait_closed
 from .remote_timing import time_remote
 
 if TYPE_CHECKING:
@@ -40,6 +42,8 @@ def run_timing(w: JudgeState) -> None:
     # bounds the candidate's reported time, and eager's event time includes its launches.
     with w.part("imports"):
         w.imports.wait()
+    with w.part("quiet"):
+        quiet_host(w)
     with w.part("candidate"):
         cand = time_remote(w, w.remote, timer, _n_sets(w))
     r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
@@ -83,6 +87,17 @@ def run_timing(w: JudgeState) -> None:
         r.speedup_vs_eager = r.eager_ms / r.runtime_ms if r.runtime_ms and r.eager_ms else None
         if r.compile_ms:
             r.speedup_vs_compile = r.compile_ms / r.runtime_ms
+
+
+def quiet_host(w: JudgeState) -> None:
+    """Wait until no other process of the evaluation imports beside the timed runs: the baseline
+    process's torch.compile stack (it imports while the candidate is judged) and a spare judge the
+    parent started with this evaluation (its stdin closes once that spare is parked). A host-bound
+    forward is timed slower beside them (parent_pipe.py)."""
+    if w.baseline_link is not None:
+        with contextlib.suppress(Rejected):  # a dead baseline process: its baselines fall back
+            w.baseline_link.request({"cmd": "settle"})
+    wait_closed()
 
 
 def _timer(w: JudgeState) -> Timer:

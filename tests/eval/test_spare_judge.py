@@ -104,8 +104,8 @@ def test_an_early_spare_starts_with_the_evaluation_and_is_freed_when_it_ends(
     held_at_verdict: list[bool] = []
     real_finish = C._Started.finish
 
-    def finish(self: C._Started, request: dict, timeout_s: float):  # noqa: ANN202
-        run = real_finish(self, request, timeout_s)
+    def finish(self: C._Started, request: dict, timeout_s: float, quiet=None):  # noqa: ANN001, ANN202
+        run = real_finish(self, request, timeout_s, quiet)
         spare = C._SPARES.child
         held_at_verdict.append(spare is not None and not spare.freed and spare.run.proc.poll() is None)
         starts.append("verdict")
@@ -125,6 +125,32 @@ def test_an_early_spare_starts_with_the_evaluation_and_is_freed_when_it_ends(
     assert held_at_verdict == [True, True]
     assert spare.run.proc.poll() is not None and marked_alive(spare.run.token) == []
     assert last.run.proc.poll() is not None and marked_alive(last.run.token) == []
+
+
+def test_timing_waits_until_the_spare_started_beside_it_is_parked(
+        starts: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spare started with an evaluation spends its start-up (interpreter, torch, its candidate
+    process) beside that evaluation's judge, but not beside its timed runs: the judge's timing
+    stage waits for its stdin to close, which the parent does once the spare is parked. Here the
+    parent's wait is held 2 s longer, and the judge's timing stage shows that wait."""
+    monkeypatch.setattr(C, "EARLY_SPARE_DEVICES", ("cpu",))
+    real_wait = C._Started.wait_parked
+    parked_then: list[tuple[bool, int]] = []
+
+    def wait_parked(self: C._Started, stop, cap_s: float = C.PARK_CAP_S) -> None:  # noqa: ANN001
+        real_wait(self, stop, cap_s)
+        parked_then.append(((self.dir / C.PARKED).exists(), len(marked_alive(self.run.token))))
+        time.sleep(2.0)
+
+    monkeypatch.setattr(C._Started, "wait_parked", wait_parked)
+    with C.spare_judges():
+        r = evaluate(PROBLEM, good(), opts())
+    assert r.correct, r.reason
+    assert parked_then == [(True, parked_then[0][1])] and parked_then[0][1] >= 2, \
+        "parked once its own candidate process runs too"
+    assert r.stage_seconds["timing.quiet"] >= 1.5, r.stage_seconds
+    alone = evaluate(PROBLEM, good(), opts())  # no spare: stdin closed with the request
+    assert alone.stage_seconds["timing.quiet"] < 0.5, alone.stage_seconds
 
 
 def test_a_held_spare_taken_before_it_is_freed_still_runs_its_evaluation(starts: list[str]) -> None:
