@@ -1,7 +1,9 @@
-"""The planner's choice as pure functions: which skill addresses the hottest kernel's limiter, and
-which move a round makes (a skill and the variants of it to try), in three tiers:
+"""The planner's choice as pure functions: which skill addresses the target kernel's limiter (the
+hottest kernel, or the hot one with the most time to give back where the hottest runs near its peak:
+nodes/limiter.py), and which move a round makes (a skill and the variants of it to try), in three
+tiers:
 
-1. ranked: the skill index's hits for this profile, those addressing the hottest kernel's limiter
+1. ranked: the skill index's hits for this profile, those addressing the target kernel's limiter
    first, skipping skills already applied (in the best candidate, or tried on this task);
 2. variant: untried variants of skills already applied (those in the best included);
 3. template: any other template skill the author can apply under the run's policy.
@@ -38,7 +40,7 @@ def hottest_limiter(profile: Profile) -> tuple[str | None, str]:
     """(limiter, why): the hottest kernel's (by share of GPU time) limiter or bottleneck class when
     the profile says; the whole profile's bottleneck otherwise."""
     top = as_bottleneck(getattr(profile, "limiter", None))
-    if top:  # the profiler named the hottest kernel's limiter (nodes/limiter.py)
+    if top:  # the profiler named the target kernel's limiter (nodes/limiter.py)
         return top, getattr(profile, "limiter_rationale", "") or f"the hottest kernel is {top}"
     if profile.kernels:
         k = max(profile.kernels, key=lambda k: k.share)

@@ -3,11 +3,11 @@
 A move is one skill and up to `settings.variants` of its variants (parameter sets declared in its
 SKILL.md, ordered by their experience statistics), each built and judged in the same round. Skills
 come from the Chroma index queried with the profile (gated by the precision policy), those
-addressing the hottest kernel's limiter first; when they are exhausted the planner falls back to
-untried variants of applied skills, then to any template skill the author can apply (nodes/moves.py
-says when it may stop). A variant is skipped if it was already tried on this task (a success is in
-the best candidate, a failure is a dead end; the attempts log remembers both across resumes) or if
-it would change nothing in the best candidate (a no-op would spend a round).
+addressing the target kernel's limiter first (nodes/limiter.py); when they are exhausted the planner
+falls back to untried variants of applied skills, then to any template skill the author can apply
+(nodes/moves.py says when it may stop). A variant is skipped if it was already tried on this task (a
+success is in the best candidate, a failure is a dead end; the attempts log remembers both across
+resumes) or if it would change nothing in the best candidate (a no-op would spend a round).
 """
 
 from __future__ import annotations

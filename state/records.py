@@ -137,9 +137,10 @@ class Profile(BaseModel):
                                                 "kernel class")
     rationale: str = Field(default="", description="The numbers behind `bottleneck`")
     ncu_status: str | None = Field(default=None, description="Nsight Compute: 'ok: ...' or why not run")
-    limiter: Bottleneck | None = Field(default=None, description="The hottest kernel's limiter (None: no "
-                                       "kernels, e.g. a static profile); `bottleneck` is the forward's")
-    limiter_rationale: str = Field(default="", description="The hottest kernel's name and its limiter's "
+    limiter: Bottleneck | None = Field(default=None, description="The target kernel's limiter: the hottest "
+                                       "kernel's unless it runs near a unit's peak (nodes/limiter.py); None: "
+                                       "no kernels, e.g. a static profile; `bottleneck` is the forward's")
+    limiter_rationale: str = Field(default="", description="The target kernel's name and its limiter's "
                                    "evidence")
     notes: list[str] = Field(default_factory=list, description="Caveats a reader of the numbers needs")
 

@@ -56,6 +56,43 @@ def test_limiter_of_single_kernels() -> None:
         "achieved DRAM 50%, SM 20% of peak"
 
 
+def resnet_block(conv_sm_pct: float, conv_tensor_pct: float) -> Profile:
+    """A ResNet basic block's hot kernels as measured on an H100 (2026-12-06,
+    problems/measurements/h100-2026-12-06-level3/): a vendor convolution on the tensor pipe, batch
+    norm statistics, a layout transpose."""
+    return Profile(source="gpu", bottleneck="compute-bound", flops=1e10, bytes=2e8, kernels=[
+        k(name="sm90_xmma_fprop_implicit_gemm_tf32", share=0.30, time_us=217.0, launches=2, structure="conv",
+          dram_pct=32.0, sm_pct=conv_sm_pct, tensor_pct=conv_tensor_pct),
+        k(name="_nrm_stats_kernel", share=0.19, time_us=136.0, launches=3, structure="normalization",
+          dram_pct=58.0, sm_pct=41.0, tensor_pct=0.1, waves=3.0, theoretical_occupancy_pct=12.0,
+          occupancy_limiter="registers", registers=200),
+        k(name="_cv_transpose_kernel", share=0.14, time_us=102.0, structure="elementwise", dram_pct=86.0,
+          sm_pct=12.0)])
+
+
+def test_a_hottest_kernel_near_its_peak_gives_way_to_the_one_with_the_most_time_to_give_back() -> None:
+    assert L.used(k(dram_pct=32.0, sm_pct=77.0, tensor_pct=89.0)) == (0.89, "tensor-pipe")
+    assert L.used(k()) == (0.0, "") and L.spare_share(k(share=0.5)) == 0.5
+    p = resnet_block(conv_sm_pct=77.0, conv_tensor_pct=89.0)
+    L.set_limiters(p)
+    stats = p.kernels[1]
+    assert L.target_kernel(L.hot_kernels(p.kernels)) is stats
+    assert p.limiter == stats.limiter == "occupancy-limited"
+    assert p.limiter_rationale.startswith("_nrm_stats_kernel (19% of GPU time): ")
+    assert "the hottest, sm90_xmma_fprop_implicit_gemm_tf32 (30% of GPU time), already runs at 89% of its " \
+           "tensor-pipe peak (3% of the time to give back, against 8% here)" in p.limiter_rationale
+
+
+def test_a_hottest_kernel_below_near_peak_stays_the_target() -> None:
+    # At 70% of its busiest unit's peak the convolution could give back 9% against the statistics'
+    # 8%, at 60% 12%: the hottest stays either way. At 79% (6%) too: below NEAR_PEAK.
+    for pct in (70.0, 60.0, 79.0):
+        p = resnet_block(conv_sm_pct=pct, conv_tensor_pct=pct)
+        L.set_limiters(p)
+        assert p.limiter == p.kernels[0].limiter == "compute-bound", p.limiter_rationale
+        assert "already runs" not in p.limiter_rationale
+
+
 # ---- on the H200 fixtures ------------------------------------------------------------------------
 def test_profiles_carry_the_hottest_kernels_limiter_at_top_level() -> None:
     want = {"softmax_eager": "memory-bound", "softmax_hand": "memory-bound", "matmul_eager": "compute-bound",
