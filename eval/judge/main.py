@@ -8,6 +8,8 @@ judge (`--spare`, eval/child.py) does all of that, and starts torch.compile's im
 request exists: it reads the request once the parent writes GO on stdin. Before touching the GPU
 (its CUDA context) and torch.compile's imports it waits for FREE, which the parent writes once no
 evaluation of its own is running: a spare may start while another judge times on the same GPU.
+Once started (its candidate process answers) it creates PARKED beside its progress file: the
+parent lets the evaluation it started beside time its runs only then (parent_pipe.py).
 """
 
 from __future__ import annotations
