@@ -132,23 +132,36 @@ def test_timing_waits_until_the_spare_started_beside_it_is_parked(
     """A spare started with an evaluation spends its start-up (interpreter, torch, its candidate
     process) beside that evaluation's judge, but not beside its timed runs: the judge's timing
     stage waits for its stdin to close, which the parent does once the spare is parked. Here the
-    parent's wait is held 2 s longer, and the judge's timing stage shows that wait."""
+    parent holds its wait HOLD_S longer once the judge has entered its timing stage: the judge's
+    clock shows that stage held up before its first timed run."""
     monkeypatch.setattr(C, "EARLY_SPARE_DEVICES", ("cpu",))
-    real_wait = C._Started.wait_parked
+    hold_s = 3.0
+    real_wait, real_finish = C._Started.wait_parked, C._Started.finish
+    judging: list[C._Started] = []
     parked_then: list[tuple[bool, int]] = []
+
+    def finish(self: C._Started, request: dict, timeout_s: float, quiet=None):  # noqa: ANN001, ANN202
+        judging.append(self)
+        return real_finish(self, request, timeout_s, quiet)
 
     def wait_parked(self: C._Started, stop, cap_s: float = C.PARK_CAP_S) -> None:  # noqa: ANN001
         real_wait(self, stop, cap_s)
         parked_then.append(((self.dir / C.PARKED).exists(), len(marked_alive(self.run.token))))
-        time.sleep(2.0)
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not stop() and \
+                C.sandbox.read_capped(judging[-1].dir / "progress", 64).strip() != "timing":
+            time.sleep(0.01)
+        time.sleep(hold_s)
 
+    monkeypatch.setattr(C._Started, "finish", finish)
     monkeypatch.setattr(C._Started, "wait_parked", wait_parked)
     with C.spare_judges():
         r = evaluate(PROBLEM, good(), opts())
     assert r.correct, r.reason
     assert parked_then == [(True, parked_then[0][1])] and parked_then[0][1] >= 2, \
         "parked once its own candidate process runs too"
-    assert r.stage_seconds["timing.quiet"] >= 1.5, r.stage_seconds
+    held = r.stage_seconds.get("timing.imports", 0.0) + r.stage_seconds["timing.quiet"]
+    assert held >= hold_s - 0.5, r.stage_seconds  # its own imports, then the wait for the close
     alone = evaluate(PROBLEM, good(), opts())  # no spare: stdin closed with the request
     assert alone.stage_seconds["timing.quiet"] < 0.5, alone.stage_seconds
 
