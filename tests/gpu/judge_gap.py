@@ -31,6 +31,7 @@ import torch
 from kernelskill.authors.builtin.emit import assemble_verbatim
 from kernelskill.eval import harness as H
 from kernelskill.eval.api import evaluate
+from kernelskill.eval.candidate.poison import FillClock, poisoned
 from kernelskill.eval.child import spare_judges
 from kernelskill.eval.precision import applied, policy
 from kernelskill.eval.problem import load_problem
@@ -41,20 +42,30 @@ MARGIN = re.compile(r"^_GRAPH_MARGIN = .*$", re.M)
 VARIANTS = {"as written": None, "forced replay": "-1e9", "forced plain": "1.0"}
 
 
-def in_process(problem_path: Path, source: str) -> tuple[float, list[dict]]:
+def in_process(problem_path: Path, source: str, layer1: bool = False) -> tuple[float, list[dict]]:
     """The candidate timed by the evaluator's protocol in this process (its first call, where the
-    replay gate decides, is one of Timer's warm-ups), and its kernels in one call."""
+    replay gate decides, is one of Timer's warm-ups), and its kernels in one call. `layer1`: every
+    call, the first included, under the judge's layer-1 poisoning (eval/candidate/poison.py: NaN
+    fills of empty* tensors, each timed by CUDA events), whose fills then count in the time."""
     prob = load_problem(problem_path.read_text(), "full", str(problem_path))
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(source)
-    spec = importlib.util.spec_from_file_location(f"gap_{abs(hash(source))}", f.name)
+    spec = importlib.util.spec_from_file_location(f"gap_{abs(hash((source, layer1)))}", f.name)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     model = H.build(mod.ModelNew, prob, 0, "cuda")
     sets = [H.make_inputs(prob, 1 + s, "cuda") for s in range(3)]
+
+    held = [model]  # dropped at the end, which a closure over `model` would not allow
+
+    def poisoned_call(*x: torch.Tensor) -> torch.Tensor:
+        with poisoned(FillClock(True)):
+            return held[0](*x)
+
     with torch.no_grad(), applied(policy("default")):
-        ms = Timer("cuda").time(model, sets).median_ms
+        ms = Timer("cuda").time(poisoned_call if layer1 else model, sets).median_ms
     rows = in_process_kernels(model, sets[0])
+    held.clear()
     del model, sets
     torch.cuda.empty_cache()
     return ms, rows
@@ -108,11 +119,14 @@ def main() -> None:
             for label, margin in VARIANTS.items():
                 src = first.read_text() if margin is None else MARGIN.sub(f"_GRAPH_MARGIN = {margin}",
                                                                            first.read_text())
-                try:
-                    ms, rows = in_process(path, src)
-                    print(f"    process {label:14s} {ms:.4f} ms  kernels {top(rows)}", flush=True)
-                except Exception as e:  # noqa: BLE001 - the judged row still says what happened
-                    print(f"    process {label:14s} FAILED {type(e).__name__}: {str(e)[:200]}", flush=True)
+                for layer1 in (False, True):
+                    where = "process+L1" if layer1 else "process"
+                    try:
+                        ms, rows = in_process(path, src, layer1)
+                        print(f"    {where:10s} {label:14s} {ms:.4f} ms  kernels {top(rows)}", flush=True)
+                    except Exception as e:  # noqa: BLE001 - the judged row still says what happened
+                        print(f"    {where:10s} {label:14s} FAILED {type(e).__name__}: {str(e)[:200]}",
+                              flush=True)
                 judged(path, src, label)
 
 
