@@ -18,14 +18,14 @@ from . import classify as C
 # Rationale: a kernel under 10% of the GPU time cannot make the forward more than ~1.1x faster
 # however fast it gets; on the H200 fixtures the top 1-3 kernel names hold 88-100% of a forward.
 HOT_SHARE, HOT_MAX = 0.10, 3
-# Structures that do O(1) arithmetic per byte: with no evidence of their own they stream memory
-# (on the fixtures every such kernel with counters was memory- or latency-bound, none compute-bound).
 # Rationale: a kernel at 89% of its busiest unit's peak (a vendor convolution on the tensor pipe,
 # 30% of a ResNet block's GPU time) can get at most 1.12x faster, and the round that rewrote it ran
 # 2x slower, while a 19% batch-norm statistics kernel at 58% of DRAM had twice the time to give
 # back (H100, 2026-12-06, problems/measurements/h100-2026-12-06-level3/). Below this the hottest
 # kernel stays the target: near-ties between kernels far from peak are noise, not evidence.
 NEAR_PEAK = 0.80
+# Structures that do O(1) arithmetic per byte: with no evidence of their own they stream memory
+# (on the fixtures every such kernel with counters was memory- or latency-bound, none compute-bound).
 STREAMING = {"elementwise", "row-reduction", "column-reduction", "normalization", "pooling", "scan", "loss"}
 
 
@@ -90,7 +90,7 @@ def target_kernel(hot: list[KernelStat]) -> KernelStat:
     kernel with the most time to give back (`spare_share`)."""
     if used(hot[0])[0] < NEAR_PEAK:
         return hot[0]
-    return max(hot, key=lambda k: (spare_share(k), -hot.index(k)))
+    return max(hot, key=spare_share)  # the first of equals: the hottest on ties
 
 
 def _label(k: KernelStat) -> str:
