@@ -20,7 +20,6 @@ parts in seconds (timing.quiet: the wait for imports beside it to end).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import sys
 import tempfile
@@ -28,6 +27,7 @@ import time
 from pathlib import Path
 
 import torch
+from first_candidates import load_module  # a sibling script: its directory is on sys.path
 from kernelskill.authors.builtin.emit import assemble_verbatim
 from kernelskill.eval import harness as H
 from kernelskill.eval.api import evaluate
@@ -50,25 +50,16 @@ def in_process(problem_path: Path, source: str, layer1: bool = False) -> tuple[f
     prob = load_problem(problem_path.read_text(), "full", str(problem_path))
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(source)
-    spec = importlib.util.spec_from_file_location(f"gap_{abs(hash((source, layer1)))}", f.name)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    model = H.build(mod.ModelNew, prob, 0, "cuda")
+    model = H.build(load_module(Path(f.name)).ModelNew, prob, 0, "cuda")
     sets = [H.make_inputs(prob, 1 + s, "cuda") for s in range(3)]
-
-    held = [model]  # dropped at the end, which a closure over `model` would not allow
 
     def poisoned_call(*x: torch.Tensor) -> torch.Tensor:
         with poisoned(FillClock(True)):
-            return held[0](*x)
+            return model(*x)
 
     with torch.no_grad(), applied(policy("default")):
         ms = Timer("cuda").time(poisoned_call if layer1 else model, sets).median_ms
-    rows = in_process_kernels(model, sets[0])
-    held.clear()
-    del model, sets
-    torch.cuda.empty_cache()
-    return ms, rows
+    return ms, in_process_kernels(model, sets[0])  # the caller frees the cache once they are gone
 
 
 def judged(problem_path: Path, source: str, label: str) -> None:
@@ -123,6 +114,7 @@ def main() -> None:
                     where = "process+L1" if layer1 else "process"
                     try:
                         ms, rows = in_process(path, src, layer1)
+                        torch.cuda.empty_cache()
                         print(f"    {where:10s} {label:14s} {ms:.4f} ms  kernels {top(rows)}", flush=True)
                     except Exception as e:  # noqa: BLE001 - the judged row still says what happened
                         print(f"    {where:10s} {label:14s} FAILED {type(e).__name__}: {str(e)[:200]}",
