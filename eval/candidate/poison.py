@@ -1,18 +1,26 @@
 """Poisoned memory, so outputs a kernel never writes are caught instead of reading as zeros.
 
-Two layers: (1) while the candidate runs under `poisoned()`, every tensor made by an `empty*`
-factory is filled with NaN (integers with a sentinel) — this works on the CPU too, where fresh
-pages from the OS are zeros; (2) on CUDA, the caching allocator's free blocks are filled with
-NaN before the candidate runs, so buffers obtained any other way start out poisoned as well.
+Two layers, each for the device where it is free of the timed region:
+(1) on the CPU, while the candidate runs under `poisoned()`, every tensor made by an `empty*`
+factory is filled with NaN (integers with a sentinel): fresh pages from the OS are zeros, and a
+CPU forward is timed by the judge's wall clock, less these fills (eval/judge/remote_timing.py);
+(2) on CUDA, before every run, every free block of the caching allocator's default pool is filled
+with 0xFF bytes (NaN in every floating dtype, -1 in the signed integer ones), with the device idle
+and outside the timed region, so any buffer the forward obtains from the allocator starts out
+poisoned (EVALUATION.md: "the device allocator is poisoned before candidate runs").
 
-Neither reaches a CUDA graph's private memory: layer 1 skips tensors made during a capture
-(`capturing_graph` says why), so a buffer a captured graph never writes keeps whatever that
-memory held. Its outputs are still compared on every trial, against fresh and perturbed inputs.
+Rationale for not filling CUDA tensors at allocation: a fill there is device work inside the timed
+forward, a full write of every temporary, which the judge can bound but not verify (the clock that
+times it is in the candidate's process). Judged, a CNN candidate with 100-300 MB temporaries ran
+2.0-2.5 ms where the same forward took 0.94 ms in one process, and 1.55 ms there with the fills
+(H100, 2026-12-06, problems/measurements/h100-2026-12-06-judge-gap/). What layer 2 does not reach:
+a block freed and allocated again within one forward (it holds that forward's own data, computed
+from this run's inputs), memory the allocator newly maps during a forward, expandable segments,
+and private pools (a CUDA graph's, a `MemPool`). Outputs are still compared on every trial and on
+sampled timed runs, against fresh and perturbed inputs.
 
 Both layers run on every forward the judge asks for, checked or timed alike (a candidate that
-probes `torch.empty` for NaN learns nothing about which runs are checked). A fill of layer 1 is
-evaluator work inside the candidate's timed region: `FillClock` measures it, and the judge takes it
-out of the reported time up to a bound of its own (eval/judge/remote_timing.py).
+probes `torch.empty` for NaN learns nothing about which runs are checked).
 """
 
 from __future__ import annotations
@@ -35,19 +43,18 @@ def fill_poison(t: torch.Tensor) -> None:
         t.fill_(torch.iinfo(t.dtype).min if t.dtype != torch.uint8 else 0xAB)
 
 
-def capturing_graph(t: torch.Tensor) -> bool:
-    """Is `t` a CUDA tensor made while the current stream records a CUDA graph? A fill issued then is
-    not run but recorded: it would run on every replay of the candidate's graph, timed runs included,
-    while timed plain calls carry none. (H200, 2026-12-03,
-    problems/measurements/h200-2026-12-03-batchnorm-nhwc/: graph-replayed CNN candidates measured 15-20%
-    slower by the judge than by the same protocol in one process.)"""
-    return t.is_cuda and torch.cuda.is_current_stream_capturing()
+def fills_at_allocation(t: torch.Tensor) -> bool:
+    """Does layer 1 fill `t` when it is made? Not on CUDA, where layer 2 poisoned the allocator's free
+    blocks before the run: a fill at allocation would be timed as the candidate's work, and one
+    issued while a CUDA graph is captured would run again on every replay."""
+    return not t.is_cuda
 
 
 class FillClock:
     """The time layer 1's fills take inside one forward: CUDA events around each fill (on the
     stream the fill runs on, so only the fill is measured), or the host clock on the CPU. Read
-    `ms()` after the device is synchronised."""
+    `ms()` after the device is synchronised. (Layer 1 fills no CUDA tensor now: the events are
+    kept for a CUDA forward's CPU tensors, whose fills they see as nothing.)"""
 
     def __init__(self, cuda: bool):
         self.cuda = cuda
@@ -82,7 +89,7 @@ def _poisoning(factory: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(factory)
     def made(*args: Any, **kwargs: Any) -> Any:
         out = factory(*args, **kwargs)
-        if _active and isinstance(out, torch.Tensor) and out.numel() and not capturing_graph(out):
+        if _active and isinstance(out, torch.Tensor) and out.numel() and fills_at_allocation(out):
             # Not timed while dynamo traces (a candidate's torch.compile): the fill is then part of
             # the compiled graph, and a clock read there would break the graph.
             clock = _active[-1]
@@ -108,20 +115,56 @@ def install() -> None:
         setattr(owner, name, _poisoning(getattr(owner, name)))
 
 
+POISON_BYTE = 0xFF
+"""Layer 2's fill: NaN in float16, bfloat16, float32, float64 and both float8 formats alike, where
+a float32 NaN pattern reads as half zeros in a 16-bit tensor."""
+DEFAULT_POOL = (0, 0)
+"""The caching allocator's id of its default pool; a CUDA graph's private pool has another."""
+
+
+def free_blocks(segments: list[dict[str, Any]], device: int) -> list[tuple[int, int]]:
+    """(address, bytes) of each free block in the default pool of `device`, from the caching
+    allocator's snapshot (`torch.cuda.memory_snapshot()`). Skipped: blocks in use or waiting on
+    a stream, a CUDA graph's private pool, and expandable segments (whose address range is not
+    all mapped)."""
+    spans = []
+    for seg in segments:
+        if (seg.get("device") != device or seg.get("is_expandable")
+                or tuple(seg.get("segment_pool_id", DEFAULT_POOL)) != DEFAULT_POOL):
+            continue
+        addr = int(seg["address"])
+        for block in seg["blocks"]:
+            addr = int(block.get("address", addr))  # older snapshots list sizes only, in order
+            if block["state"] == "inactive":
+                spans.append((addr, int(block["size"])))
+            addr += int(block["size"])
+    return spans
+
+
+class _Span:
+    """A device address range as a CUDA array, so `torch.as_tensor` views it without owning it."""
+
+    def __init__(self, addr: int, nbytes: int):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (addr, False),
+                                         "version": 3}
+
+
 def poison_cuda_allocator(nbytes: int) -> None:
-    """Fill roughly `nbytes` of the caching allocator's reusable blocks with NaN, then free them."""
+    """Layer 2, with the device idle: grow the cache by about `nbytes` (twice the inputs: a
+    forward's first allocations then come from it rather than from memory newly mapped, which
+    reads as zeros), then fill every free block of the default pool with POISON_BYTE."""
     if not torch.cuda.is_available():
         return
     torch.cuda.synchronize()
     free, _ = torch.cuda.mem_get_info()
-    big = min(max(nbytes, 1 << 20), int(free * 0.5)) // 4 * 4
-    blocks = [torch.empty(big // 4, dtype=torch.float32, device="cuda")] if big > 0 else []
+    big = min(max(nbytes, 1 << 20), int(free * 0.5))
+    blocks = [torch.empty(big, dtype=torch.uint8, device="cuda")] if big > 0 else []
     # Small allocations (< 1 MiB) come from a separate pool of 2 MiB segments.
-    blocks += [torch.empty(1 << 17, dtype=torch.float32, device="cuda") for _ in range(16)]
-    for b in blocks:
-        b.fill_(float("nan"))
-    torch.cuda.synchronize()
+    blocks += [torch.empty(1 << 19, dtype=torch.uint8, device="cuda") for _ in range(16)]
     del blocks
+    for addr, size in free_blocks(torch.cuda.memory_snapshot(), torch.cuda.current_device()):
+        torch.as_tensor(_Span(addr, size), device="cuda").fill_(POISON_BYTE)
+    torch.cuda.synchronize()
 
 
 class ModeLeak(Exception):

@@ -60,7 +60,7 @@ MAX_NULL = 50
 class CandidateTiming:
     median_ms: float
     """The runtime: on the GPU the candidate process's events (cross-checked by the judge's clock),
-    on the CPU the judge's own clock; both less the evaluator's poison fills, plus any copy cost
+    on the CPU the judge's own clock less the evaluator's poison fills; both plus any copy cost
     beyond an honest copy (`run_costs`)."""
     mean_ms: float
     min_ms: float
@@ -149,7 +149,9 @@ def time_remote(w: JudgeState, remote: Remote, timer: Timer, n_sets: int, warmup
                 nulls.append(remote.null_forward(i % n_sets))
     if judged:
         _check_outputs(w, kept.items)
-    cap = fill_cap(_judge_fill_ms(w, remote), cuda)
+    # Layer 1 fills no CUDA tensor (the allocator is poisoned before the run instead): fills a
+    # CUDA forward reports are not the evaluator's, and none comes out of its time.
+    cap = 0.0 if cuda else fill_cap(_judge_fill_ms(remote), cuda)
     stats = _stats(timed, nulls, cap, cuda, len(kept.items) if judged else 0)
     if judged:
         _check_clocks(w, timer, remote, timed, nulls, stats, cuda)
@@ -225,25 +227,15 @@ def _check_outputs(w: JudgeState, kept: list[tuple[int, int, Any]]) -> None:
             raise Rejected("timing", f"output of timed run {i} is wrong: {verdict.reason}", "timed_output")
 
 
-def _judge_fill_ms(w: JudgeState, remote: Remote) -> float:
-    """What NaN-filling the output slots costs here (timing.fill_cap's yardstick): the fills layer 1
-    makes in an honest candidate's forward are of its output, as large as these slots."""
-    cuda = w.device == "cuda"
+def _judge_fill_ms(remote: Remote) -> float:
+    """What NaN-filling the output slots costs here on the CPU (timing.fill_cap's yardstick): the
+    fills layer 1 makes in an honest candidate's forward are of its output, as large as these slots."""
     samples = []
     for _ in range(5):
-        if cuda:
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
         t0 = time.perf_counter()
         for s in remote.slots:
             fill_poison(s)
-        if cuda:
-            end.record()
-            torch.cuda.synchronize()
-            samples.append(start.elapsed_time(end))
-        else:
-            samples.append((time.perf_counter() - t0) * 1e3)
+        samples.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(samples)
 
 

@@ -195,7 +195,8 @@ def clock_mismatch(claimed_ms: float, judge_ms: float, cuda: bool) -> bool:
     return claimed_ms < judge_ms / CLOCK_FACTOR[dev] - CLOCK_SLACK_MS[dev]
 
 
-# Rationale: every forward runs under layer-1 poisoning (eval/candidate/poison.py), whose NaN fills of the
+# Rationale: every CPU forward runs under layer-1 poisoning (eval/candidate/poison.py; on CUDA the
+# allocator is poisoned before the run instead, and no fill is timed), whose NaN fills of the
 # candidate's empty* tensors are evaluator work inside its timed region: an honest Triton candidate's
 # one fill is of its output, which on a memory-bound elementwise forward is as long as the kernel.
 # The candidate process times the fills (poison.FillClock) and they are taken out, but at most
