@@ -145,7 +145,10 @@ def _mask_keeping(folder: str, keep: list[str], data: str = "size=1m,mode=755",
         return
     inside = sorted({p for p in keep if _under(p, (folder,)) and p != folder and os.path.exists(p)})
     outermost = [p for p in inside if not any(_under(p, (q,)) for q in inside if q != p)]
-    held = [(path, os.open(path, os.O_PATH)) for path in outermost]
+    held = []
+    for path in outermost:
+        with contextlib.suppress(FileNotFoundError):  # removed since it was listed: nothing to keep
+            held.append((path, os.open(path, os.O_PATH)))
     _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, data)
     for path, fd in held:
         if os.path.isdir(f"/proc/self/fd/{fd}"):
@@ -153,7 +156,13 @@ def _mask_keeping(folder: str, keep: list[str], data: str = "size=1m,mode=755",
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             open(path, "a").close()
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        try:
+            _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        except SetupError:
+            # A folder removed after it was opened (a daemon's under /run going away) cannot be
+            # bound; it stays masked. Anything still linked is a real failure.
+            if os.stat(f"/proc/self/fd/{fd}").st_nlink:
+                raise
         os.close(fd)
     if read_only:
         _mount(None, folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, data)
