@@ -2,8 +2,12 @@
 
 Round 0 is the first candidate; each later round is one plan: the skill chosen and why, the
 variants it built with their parameters, outcome and measured runtime, and the round's effect:
-the best candidate's runtime before the round over its runtime after it. On a CPU the runtimes are
-the interpreter's: kept, but never read as an effect (`effect` None, `timing` says so).
+the best candidate's runtime before the round over its runtime after it, where one of the round's
+variants became the best (`won`), else 1.0. The delivered candidate is timed again by the full
+protocol at the end: that drift is no round's effect (an H100 bench of 2026-12-06 reported a
+round whose variants ran 2.4x slower as won, +1.6%: problems/measurements/h100-2026-12-06-judge-gap/).
+On a CPU the runtimes are the interpreter's: kept, but never read as an effect (`effect` None,
+`timing` says so).
 """
 
 from __future__ import annotations
@@ -36,7 +40,12 @@ def round_records(state: GraphState) -> list[dict[str, Any]]:
         correct = [a.runtime_ms for a in tried if a.outcome == "correct" and a.runtime_ms is not None]
         before = befores[i]
         after = next((b for b in befores[i + 1:] if b is not None), final)
-        effect = before / after if before and after and not cpu else None
+        fastest = min(correct) if correct else None
+        won = (not cpu and before is not None and after is not None and fastest is not None
+               and fastest < before and after < before)
+        if won and i == len(rounds) - 1 and state.best is not None:  # the final best is this round's
+            won = state.best.hash in {a.source_hash for a in tried}
+        effect = (before / after if won else 1.0) if before and after and not cpu else None
         out.append({
             "round": r,
             "skill": plan.skill_id if plan else None,
@@ -44,11 +53,11 @@ def round_records(state: GraphState) -> list[dict[str, Any]]:
             "reason": plan.reason if plan else "the first candidate: the author's default templates",
             "variants_planned": plan.all_variants() if plan else [],
             "variants": [_variant(a) for a in tried],
-            "fastest_correct_ms": min(correct) if correct else None,
+            "fastest_correct_ms": fastest,
             "best_before_ms": before,
             "best_after_ms": after,
             "effect": round(effect, 4) if effect is not None else None,
-            "won": effect is not None and effect > 1.0,
+            "won": won,
             "timing": "cpu (interpreter: runtimes are no speed)" if cpu else "gpu",
         })
     return out

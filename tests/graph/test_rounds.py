@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kernelskill.graph.rounds import round_records
 from kernelskill.state.graph_state import GraphState, RunSettings, Verdict
-from kernelskill.state.records import Attempt, Plan, Problem
+from kernelskill.state.records import Attempt, Candidate, Plan, Problem
 
 
 def _a(round_: int, params: dict, outcome: str, ms: float | None, node: str = "generator") -> Attempt:
@@ -43,3 +43,25 @@ def test_on_a_cpu_runtimes_are_kept_but_never_an_effect() -> None:
     rounds = round_records(_state("cpu"))
     assert all(r["effect"] is None and not r["won"] and r["timing"].startswith("cpu") for r in rounds)
     assert rounds[1]["fastest_correct_ms"] == 1.0
+
+
+def test_the_final_timing_of_an_unchanged_best_is_no_round_s_win() -> None:
+    # Round 2's only variant ran slower than the best; the best, timed again by the full protocol
+    # at the end, came out 2% faster than the planner saw it: not the round's effect.
+    state = _state("cuda")
+    state.attempts[-1] = _a(2, {"split": "never"}, "correct", 2.4)
+    state.best_verdict = Verdict(correct=True, stage="done", runtime_ms=0.98)
+    r2 = round_records(state)[2]
+    assert r2["best_before_ms"] == 1.0 and r2["best_after_ms"] == 0.98
+    assert r2["won"] is False and r2["effect"] == 1.0
+
+
+def test_a_last_round_wins_only_if_the_final_best_is_its_own() -> None:
+    state = _state("cuda")
+    state.attempts[-1] = _a(2, {"split": "never"}, "correct", 0.9)
+    state.best_verdict = Verdict(correct=True, stage="done", runtime_ms=0.9)
+    state.best = Candidate(source="# round 2's variant")
+    state.attempts[-1].source_hash = state.best.hash
+    assert round_records(state)[2]["won"] is True and round_records(state)[2]["effect"] == 1.1111
+    state.best = Candidate(source="# the best before round 2")  # kept: the variant lost on review
+    assert round_records(state)[2]["won"] is False
