@@ -188,6 +188,13 @@ def test_patched_tensor_method_is_an_integrity_failure(tmp_path: Path) -> None:
     assert v["check"] == "integrity" and "torch.Tensor.allclose" in v["message"], v
 
 
+def test_a_faked_allocator_snapshot_is_an_integrity_failure(tmp_path: Path) -> None:
+    # An empty snapshot would leave every free block unpoisoned (eval/candidate/poison.py).
+    src = "import torch\ntorch.cuda.memory_snapshot = lambda *a, **k: []\n"
+    v = run(tmp_path, src, integrity=True)
+    assert v["check"] == "integrity" and "torch.cuda.memory_snapshot" in v["message"], v
+
+
 def test_replaced_evaluator_function_is_an_integrity_failure(tmp_path: Path) -> None:
     # The evaluator's comparison, replaced through its (already loaded) module: no audit event.
     src = "import torch\nimport kernelskill.eval.judge.compare as c\nc.compare = lambda *a, **k: None\n"
