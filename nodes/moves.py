@@ -36,9 +36,10 @@ def as_bottleneck(word: str | None) -> str | None:
     return next((b for b in BOTTLENECKS if b.startswith(word.lower())), None)
 
 
-def hottest_limiter(profile: Profile) -> tuple[str | None, str]:
-    """(limiter, why): the hottest kernel's (by share of GPU time) limiter or bottleneck class when
-    the profile says; the whole profile's bottleneck otherwise."""
+def target_limiter(profile: Profile) -> tuple[str | None, str]:
+    """(limiter, why): the target kernel's limiter where the profiler named it (nodes/limiter.py);
+    else the hottest kernel's (by share of GPU time) limiter or bottleneck class when the profile
+    says; the whole profile's bottleneck otherwise."""
     top = as_bottleneck(getattr(profile, "limiter", None))
     if top:  # the profiler named the target kernel's limiter (nodes/limiter.py)
         return top, getattr(profile, "limiter_rationale", "") or f"the hottest kernel is {top}"

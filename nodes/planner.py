@@ -19,7 +19,7 @@ from ..eval.precision import policy
 from ..state.graph_state import GraphState
 from ..state.output import plural
 from .generator import task_of
-from .moves import Option, by_limiter, hottest_limiter, plan_round
+from .moves import Option, by_limiter, plan_round, target_limiter
 from .runtime import get_author, get_index
 
 CANDIDATE_SKILLS = 12
@@ -52,7 +52,7 @@ def planner(state: GraphState) -> dict[str, Any]:
     allow_tf32 = policy(s.precision).matmul_tf32
     gpu = state.best_verdict.gpu_name if state.best_verdict else None
     hits = index.query(profile, k=CANDIDATE_SKILLS, allow_tf32=allow_tf32, training=True, gpu=gpu)
-    limiter, why = hottest_limiter(profile)
+    limiter, why = target_limiter(profile)
     applied = applied_skills(state)
     author, task = get_author(s), task_of(state)
 

@@ -199,7 +199,7 @@ class Candidate:
             self.flush.zero_()
             torch.cuda.synchronize()
         marks = [torch.cuda.Event(enable_timing=True) for _ in range(3)] if self.cuda else []
-        fills = poison.FillClock(self.cuda)
+        fills = poison.FillClock()
         host = [time.perf_counter()]
         if self.cuda:
             marks[0].record()

@@ -51,31 +51,21 @@ def fills_at_allocation(t: torch.Tensor) -> bool:
 
 
 class FillClock:
-    """The time layer 1's fills take inside one forward: CUDA events around each fill (on the
-    stream the fill runs on, so only the fill is measured), or the host clock on the CPU. Read
-    `ms()` after the device is synchronised. (Layer 1 fills no CUDA tensor now: the events are
-    kept for a CUDA forward's CPU tensors, whose fills they see as nothing.)"""
+    """The host time layer 1's fills take inside one forward (layer 1 fills CPU tensors only).
+    The judge takes it out of a CPU run's time, up to a bound of its own; a CUDA run's events do
+    not wait on host work, and nothing is taken out of them (eval/judge/remote_timing.py)."""
 
-    def __init__(self, cuda: bool):
-        self.cuda = cuda
-        self.events: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
+    def __init__(self) -> None:
         self.host_ms = 0.0
 
     @contextlib.contextmanager
     def fill(self) -> Iterator[None]:
-        if self.cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            yield
-            end.record()
-            self.events.append((start, end))
-            return
         t0 = time.perf_counter()
         yield
         self.host_ms += (time.perf_counter() - t0) * 1e3
 
     def ms(self) -> float:
-        return self.host_ms + sum(s.elapsed_time(e) for s, e in self.events)
+        return self.host_ms
 
 
 _FACTORIES = ((torch, "empty"), (torch, "empty_like"), (torch, "empty_strided"),

@@ -7,9 +7,11 @@
    that is once the spare judge it started with this evaluation has finished starting (its
    interpreter, torch, its candidate process). The timing stage waits for that end
    (`wait_closed`), so that no import of another process shares the host with timed runs: a
-   host-bound forward, a few dozen launches of a CNN block, measured 11% slower beside one
-   (H100, 2026-12-06, a kept reference of level3/03 at 0.89x eager in the judge,
-   problems/measurements/h100-2026-12-06-level3/).
+   host-bound forward, a few dozen launches of a CNN block, was suspected of measuring 11% slower
+   beside one (H100, 2026-12-06, a kept reference of level3/03 at 0.89x eager in the judge,
+   problems/measurements/h100-2026-12-06-level3/). Not shown: with this wait, the same kept
+   reference measured 0.851x once and 0.978x and 0.998x otherwise
+   (problems/measurements/h100-2026-12-06-judge-gap/).
 
 Read unbuffered, a byte at a time: a buffered reader may take the next line, or the end, into its
 buffer with the one asked for, where a wait on the descriptor no longer sees it.

@@ -151,7 +151,7 @@ def time_remote(w: JudgeState, remote: Remote, timer: Timer, n_sets: int, warmup
         _check_outputs(w, kept.items)
     # Layer 1 fills no CUDA tensor (the allocator is poisoned before the run instead): fills a
     # CUDA forward reports are not the evaluator's, and none comes out of its time.
-    cap = 0.0 if cuda else fill_cap(_judge_fill_ms(remote), cuda)
+    cap = 0.0 if cuda else fill_cap(_judge_fill_ms(remote))
     stats = _stats(timed, nulls, cap, cuda, len(kept.items) if judged else 0)
     if judged:
         _check_clocks(w, timer, remote, timed, nulls, stats, cuda)

@@ -203,11 +203,11 @@ def clock_mismatch(claimed_ms: float, judge_ms: float, cuda: bool) -> bool:
 # 1.25x what the judge's own fill of the output slots takes (+ one launch's worth): a clock that
 # lies about its fills gains at most that, and fills of temporaries beyond it count as the
 # candidate's (conservative: its time only grows).
-FILL_FACTOR, FILL_SLACK_MS = 1.25, {"cuda": 0.01, "cpu": 0.05}
+FILL_FACTOR, FILL_SLACK_MS = 1.25, 0.05
 CPU_RESOLUTION_MS = 1e-3
 """The least runtime the judge reports on the CPU, where its clock less the protocol can read 0."""
 
 
-def fill_cap(judge_fill_ms: float, cuda: bool) -> float:
-    """The most of a forward's time that is taken out as the evaluator's poison fills."""
-    return FILL_FACTOR * judge_fill_ms + FILL_SLACK_MS["cuda" if cuda else "cpu"]
+def fill_cap(judge_fill_ms: float) -> float:
+    """The most of a CPU forward's time that is taken out as the evaluator's poison fills."""
+    return FILL_FACTOR * judge_fill_ms + FILL_SLACK_MS

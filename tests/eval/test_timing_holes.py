@@ -80,7 +80,7 @@ def fwd(ms: float, wall: float, fill: float = 0.0, copy: float = 0.05, idle: flo
 
 
 def test_fills_come_out_up_to_the_judges_own_fill_and_deferred_copy_work_counts() -> None:
-    cap = fill_cap(0.1, cuda=True)  # the judge's own fill of the output slots: 0.1 ms
+    cap = fill_cap(0.1)  # the judge's own fill of the output slots: 0.1 ms
     runs = [fwd(1.0, 2.0, fill=0.1), fwd(1.0, 2.0, fill=0.9), fwd(1.0, 2.0, copy=3.05)]
     costs = RT.run_costs(runs, cap, null_copy_ms=0.05)
     assert costs[0] == pytest.approx(0.9)            # an honest fill of the output: taken out
@@ -180,7 +180,7 @@ def test_on_the_gpu_events_far_below_the_judges_clock_are_a_clock_mismatch(
     monkeypatch.setattr(RT, "_judge_side_ms", lambda w, timer, remote: 1.0)
     timed = [fwd(2.7e-5, 3.2, copy=0.04, idle=0.05) for _ in range(20)]
     nulls = [Forward(None, False, 0.01, 0.3, 0.05, [], None, 0.0, 0.04) for _ in range(20)]
-    stats = RT._stats(timed, nulls, fill_cap(0.01, True), True, 8)
+    stats = RT._stats(timed, nulls, 0.0, True, 8)  # a CUDA run: no fill is taken out
     w = SimpleNamespace(ping_ms=0.1)
     with pytest.raises(Rejected) as e:
         RT._check_clocks(w, None, None, timed, nulls, stats, True)
@@ -231,7 +231,7 @@ def test_a_mode_left_by_the_block_is_reported_and_the_stacks_restored() -> None:
     with pytest.raises(poison.ModeLeak), poison.poisoned():
         next(kept)  # entered, never left: above the evaluator's own mode
     assert poison.mode_depths() == (0, 0)  # the leaked mode popped, and the evaluator's too
-    clock = poison.FillClock(cuda=False)
+    clock = poison.FillClock()
     with poison.poisoned(clock):
         assert torch.empty(1000).isnan().all() and clock.ms() > 0  # the fill is timed as such
     kept.close()

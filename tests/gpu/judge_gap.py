@@ -11,7 +11,9 @@ Per problem, in a loop of evaluations with spare judges on (as optimize and benc
   --out writes them) and it replays a CUDA graph: that candidate as written, forced to replay and
   forced to plain calls (its _GRAPH_MARGIN edited), each timed in this process by the evaluator's
   Timer and then judged. Which of the three the judge's number matches says whether the replay
-  gate chose differently there, or the judge times the same choice slower.
+  gate chose differently there, or the judge times the same choice slower. (Until b9f6eb3 each was
+  also timed under layer 1 of the poisoning, whose NaN fills of every CUDA temporary were the gap:
+  problems/measurements/h100-2026-12-06-judge-gap/. Layer 1 fills no CUDA tensor since.)
 Each judged row: runtime, eager, x eager, the candidate process's own median (reported), its host
 time to an idle device (idle), the protocol's cost per run (null forward), and the timing stage's
 parts in seconds (timing.quiet: the wait for imports beside it to end).
@@ -31,7 +33,6 @@ from first_candidates import load_module  # a sibling script: its directory is o
 from kernelskill.authors.builtin.emit import assemble_verbatim
 from kernelskill.eval import harness as H
 from kernelskill.eval.api import evaluate
-from kernelskill.eval.candidate.poison import FillClock, poisoned
 from kernelskill.eval.child import spare_judges
 from kernelskill.eval.precision import applied, policy
 from kernelskill.eval.problem import load_problem
@@ -42,23 +43,17 @@ MARGIN = re.compile(r"^_GRAPH_MARGIN = .*$", re.M)
 VARIANTS = {"as written": None, "forced replay": "-1e9", "forced plain": "1.0"}
 
 
-def in_process(problem_path: Path, source: str, layer1: bool = False) -> tuple[float, list[dict]]:
+def in_process(problem_path: Path, source: str) -> tuple[float, list[dict]]:
     """The candidate timed by the evaluator's protocol in this process (its first call, where the
-    replay gate decides, is one of Timer's warm-ups), and its kernels in one call. `layer1`: every
-    call, the first included, under the judge's layer-1 poisoning (eval/candidate/poison.py: NaN
-    fills of empty* tensors, each timed by CUDA events), whose fills then count in the time."""
+    replay gate decides, is one of Timer's warm-ups), and its kernels in one call."""
     prob = load_problem(problem_path.read_text(), "full", str(problem_path))
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(source)
     model = H.build(load_module(Path(f.name)).ModelNew, prob, 0, "cuda")
     sets = [H.make_inputs(prob, 1 + s, "cuda") for s in range(3)]
 
-    def poisoned_call(*x: torch.Tensor) -> torch.Tensor:
-        with poisoned(FillClock(True)):
-            return model(*x)
-
     with torch.no_grad(), applied(policy("default")):
-        ms = Timer("cuda").time(poisoned_call if layer1 else model, sets).median_ms
+        ms = Timer("cuda").time(model, sets).median_ms
     return ms, in_process_kernels(model, sets[0])  # the caller frees the cache once they are gone
 
 
@@ -110,15 +105,12 @@ def main() -> None:
             for label, margin in VARIANTS.items():
                 src = first.read_text() if margin is None else MARGIN.sub(f"_GRAPH_MARGIN = {margin}",
                                                                            first.read_text())
-                for layer1 in (False, True):
-                    where = "process+L1" if layer1 else "process"
-                    try:
-                        ms, rows = in_process(path, src, layer1)
-                        torch.cuda.empty_cache()
-                        print(f"    {where:10s} {label:14s} {ms:.4f} ms  kernels {top(rows)}", flush=True)
-                    except Exception as e:  # noqa: BLE001 - the judged row still says what happened
-                        print(f"    {where:10s} {label:14s} FAILED {type(e).__name__}: {str(e)[:200]}",
-                              flush=True)
+                try:
+                    ms, rows = in_process(path, src)
+                    torch.cuda.empty_cache()
+                    print(f"    process {label:14s} {ms:.4f} ms  kernels {top(rows)}", flush=True)
+                except Exception as e:  # noqa: BLE001 - the judged row still says what happened
+                    print(f"    process {label:14s} FAILED {type(e).__name__}: {str(e)[:200]}", flush=True)
                 judged(path, src, label)
 
 

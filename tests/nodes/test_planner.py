@@ -13,8 +13,8 @@ from kernelskill.nodes.moves import (
     as_bottleneck,
     by_limiter,
     first_move,
-    hottest_limiter,
     plan_round,
+    target_limiter,
     variant_key,
 )
 from kernelskill.state.records import KernelStat, Profile
@@ -85,17 +85,17 @@ def test_the_hottest_kernels_limiter_picks_the_skill() -> None:
     kernels = [KernelStat(name="small", time_us=1.0, share=0.2, bottleneck="memory-bound"),
                KernelStat(name="hot", time_us=4.0, share=0.8, bottleneck="compute-bound")]
     profile = Profile(source="gpu", bottleneck="memory-bound", kernels=kernels)
-    limiter, why = hottest_limiter(profile)
+    limiter, why = target_limiter(profile)
     assert limiter == "compute-bound" and "hot" in why and "80%" in why
     hits = [_hit("mem", "memory-bound"), _hit("both", "memory-bound", "compute-bound"),
             _hit("cmp", "compute-bound")]
     assert [h.id for h in by_limiter(hits, limiter)] == ["both", "cmp", "mem"]
     # No per-kernel class: the profile's own bottleneck; a limiter word maps onto the vocabulary.
-    assert hottest_limiter(Profile(source="static", bottleneck="launch-bound"))[0] == "launch-bound"
+    assert target_limiter(Profile(source="static", bottleneck="launch-bound"))[0] == "launch-bound"
     assert as_bottleneck("memory") == "memory-bound" and as_bottleneck("nonsense") is None
     unlabelled = Profile(source="gpu", bottleneck="latency-bound",
                          kernels=[KernelStat(name="k", time_us=1.0, share=1.0)])
-    assert hottest_limiter(unlabelled)[0] == "latency-bound"
+    assert target_limiter(unlabelled)[0] == "latency-bound"
     named = unlabelled.model_copy(update={"limiter": "occupancy-limited",
                                           "limiter_rationale": "k (100%): regs"})
-    assert hottest_limiter(named) == ("occupancy-limited", "k (100%): regs")
+    assert target_limiter(named) == ("occupancy-limited", "k (100%): regs")
