@@ -45,10 +45,11 @@ class EvalOptions:
     profile: bool = False
     """Also collect a torch.profiler kernel breakdown of one candidate call (CUDA only)."""
     work: list[float] | None = None
-    """[FLOPs, bytes] of the reference's forward as an earlier evaluation of the same problem, size
-    and policy counted them (the result's flops and bytes): the timing stage then takes them
-    instead of counting again. They describe the reference, never the candidate; counting imports
-    torch._dynamo (4-6 s of an evaluation on an H200 host)."""
+    """[FLOPs, bytes, convolution FLOPs] of the reference's forward as an earlier evaluation of the
+    same problem, size and policy counted them (the result's flops, bytes and conv_flops): the
+    timing stage then takes them instead of counting again (a pair, from before convolutions were
+    counted apart, counts none). They describe the reference, never the candidate; counting
+    imports torch._dynamo (4-6 s of an evaluation on an H200 host)."""
 
     known_baselines: list[float | None] | None = None
     """[eager_ms, compile_ms] as an earlier evaluation of the same problem, size, policy and device
@@ -137,6 +138,9 @@ class EvalResult:
     smaller than this is not a measured gain."""
     flops: float | None = None
     bytes: float | None = None
+    conv_flops: float | None = None
+    """The convolutions' share of `flops`: the floor counts them at the rate the policy allows
+    convolutions (TF32 under `default`), the rest at its matmul rate (eval/timing/roofline.py)."""
     kernel_names: list[str] = field(default_factory=list)
     precision_policy: str = "default"
     """The policy candidate, yardstick and baselines ran under (eval/precision.py)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..profiling.ncu import base_name
 from ..profiling.profile import ProfileOptions, ProfileResult, profile
@@ -24,6 +24,9 @@ from . import classify as C
 from .classify import OpDesc
 from .limiter import has_counters, hot_kernels, set_limiters
 from .reviewer import known_work
+
+if TYPE_CHECKING:
+    from ..eval.timing.roofline import Work
 
 # Rationale: a profile with ncu is expected to take ~10-15 s on the H200 (child start ~3 s, timeline
 # and timing ~2 s, ncu ~5-8 s; tests/gpu/profile_suite.py measures it); 25 s leaves room for a slow
@@ -109,9 +112,10 @@ def op_summary(source: str, path: str) -> OpSummary:
     return OpSummary(ops, names, C.structures_of(ops), len(ops))
 
 
-def static_work(source: str, path: str, size: str = "full") -> tuple[float, float] | None:
-    """(FLOPs, minimum bytes) of the reference at `size`, on the meta device: shapes only, so full
-    sizes cost nothing. None when the forward needs real data (data-dependent ops)."""
+def static_work(source: str, path: str, size: str = "full") -> Work | None:
+    """FLOPs (convolutions apart too) and minimum bytes of the reference at `size`, on the meta
+    device: shapes only, so full sizes cost nothing. None when the forward needs real data
+    (data-dependent ops)."""
     import torch
 
     from ..eval.problem import load_problem
@@ -173,8 +177,9 @@ def finish(p: Profile) -> Profile:
     if note := counters_note(p):
         p.notes.append(note)
     if p.headroom is not None and p.headroom < 1:
-        p.notes.append(f"{p.headroom:.2f}x of the fp32 floor: faster than fp32 CUDA cores allow, so tensor "
-                       "cores (TF32) or a cheaper algorithm did the work")
+        p.notes.append(f"{p.headroom:.2f}x of the floor: faster than the precision policy's fastest legal "
+                       "rates allow for the reference's FLOPs, so a cheaper algorithm did the work (or "
+                       "a precision below the policy's)")
     if any("tf32" in k.name.lower() for k in p.kernels):
         p.notes.append("TF32 tensor-core kernels ran (cuDNN/cuBLAS defaults or --allow-tf32)")
     p.signature = C.signature_of(p)
@@ -228,9 +233,12 @@ def profile_from_verdict(v: Verdict, ops: OpSummary, subject: str | None = None,
     return finish(p)
 
 
-def static_profile(ops: OpSummary, work: tuple[float, float] | None, why: str = "no GPU") -> Profile:
-    """No GPU: structure, ops, FLOPs and bytes; the floor on the reference H200's ceilings."""
-    flops, nbytes = work or (0.0, 0.0)
+def static_profile(ops: OpSummary, work: Work | tuple[float, float] | None, why: str = "no GPU") -> Profile:
+    """No GPU: structure, ops, FLOPs and bytes; the floor on the reference H200's ceilings. Those
+    hold no tensor-core rate, so every FLOP (convolutions too, whatever the policy) counts at its
+    fp32 cuBLAS rate: what roofline.floor_ms gives on them under any policy. A compute-bound
+    static floor is thus an estimate above what tensor cores reach, not a bound."""
+    flops, nbytes = (work[0], work[1]) if work else (0.0, 0.0)
     bw, peak = C.REFERENCE_BANDWIDTH_GBS, C.REFERENCE_FP32_TFLOPS
     p = Profile(source="static", bottleneck="memory-bound", structures=ops.structures, op_kinds=ops.names,
                 flops=flops, bytes=nbytes, kernel_count=max(1, ops.compute_ops), bandwidth_gbs=bw,

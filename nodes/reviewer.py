@@ -68,11 +68,13 @@ def is_better(new: Verdict, best: Verdict | None, min_gain: float) -> bool:
 
 
 def known_work(state: GraphState) -> list[float] | None:
-    """Pure: [FLOPs, bytes] of the reference's forward as an earlier evaluation in this thread
-    counted them (one problem, size and policy per thread), so later ones skip the count."""
+    """Pure: [FLOPs, bytes, convolution FLOPs] of the reference's forward as an earlier evaluation
+    in this thread counted them (one problem, size and policy per thread), so later ones skip the
+    count. A verdict checkpointed before convolutions were counted apart gives the pair alone (the
+    evaluator then counts no convolution FLOPs: eval/timing/roofline.Work.given)."""
     for v in (state.best_verdict, state.verdict, state.reference_verdict):
         if v is not None and v.flops is not None and v.bytes is not None:
-            return [v.flops, v.bytes]
+            return [v.flops, v.bytes] + ([v.conv_flops] if v.conv_flops is not None else [])
     return None
 
 

@@ -67,8 +67,9 @@ class ProfileOptions:
     three level-3 problems of an H100, whose timeline, timing and count took 21-25 s of 25
     (problems/measurements/h100-2026-12-06-rounds/call5.log, tests/gpu/profile_graph_replay.py)."""
     work: list[float] | None = None
-    """[FLOPs, bytes] of the reference as the evaluation counted them (EvalResult.flops, bytes):
-    not counted again (the count imports torch._dynamo, seconds of a profile)."""
+    """[FLOPs, bytes, conv FLOPs] of the reference as the evaluation counted them (EvalResult.flops,
+    bytes, conv_flops; a pair counts no conv FLOPs): not counted again (the count imports
+    torch._dynamo, seconds of a profile)."""
     ncu: bool = True
     """Run Nsight Compute when `ncu` is on PATH."""
     ncu_launches: int = 8
@@ -199,7 +200,8 @@ def measure(req: dict[str, Any], progress: Path | None = None, scratch: Path | N
         stage("load")
         if cuda and not torch.cuda.is_available():
             raise ProblemError("CUDA requested but no GPU is visible to PyTorch; use --device cpu")
-        ref, model, inputs = _build(req, opts, need_ref=opts.work is None or len(opts.work) != 2)
+        given = roofline.Work.given(opts.work)
+        ref, model, inputs = _build(req, opts, need_ref=given is None)
         stage("timeline")
         launches: list[Launch] = []
         with torch.no_grad(), precision.applied(precision.policy(opts.precision)):
@@ -215,13 +217,11 @@ def measure(req: dict[str, Any], progress: Path | None = None, scratch: Path | N
             timer = Timer(opts.device, budget_s=opts.timing_budget_s, min_runs=5 if cuda else 2, max_runs=100)
             r.runtime_ms = timer.time(model, [inputs], warmup=1).median_ms
         stage("work")
-        if opts.work is not None and len(opts.work) == 2:
-            r.flops, r.bytes = (float(v) for v in opts.work)
-        else:
-            r.flops, r.bytes = roofline.count_work(ref, inputs)
+        work = given or roofline.count_work(ref, inputs)
+        r.flops, r.bytes = work.flops, work.bytes
         if cuda:
             c = roofline.load_ceilings()
-            r.floor_ms = roofline.floor_ms(r.flops, r.bytes, c)
+            r.floor_ms = roofline.policy_floor_ms(work, c, precision.policy(opts.precision))
             r.bandwidth_gbs, r.fp32_tflops = c.bandwidth_gbs, c.fp32_tflops
         del ref, model, inputs, timer
         gc.collect()

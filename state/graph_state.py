@@ -18,7 +18,8 @@ from .records import Attempt, Candidate, Plan, Problem, Profile
 VERDICT_FIELDS = ("correct", "stage", "reason", "failed_checks", "usage_error", "runtime_ms", "eager_ms",
                   "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "floor_ms", "noise",
                   "custom_kernels", "kernel_names", "timing_is_cpu", "gpu_name", "flops", "bytes",
-                  "kernel_breakdown", "log_tail", "precision_policy", "precision_flags", "baselines_in")
+                  "kernel_breakdown", "log_tail", "precision_policy", "precision_flags", "baselines_in",
+                  "conv_flops")
 
 
 class Verdict(eval_result_model("EvalVerdict", VERDICT_FIELDS, correct=..., stage=...)):

@@ -49,15 +49,17 @@ def run_timing(w: JudgeState) -> None:
     r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
     r.idle_ms, r.protocol_ms, r.copy_ms = cand.idle_ms, cand.overhead_ms, cand.copy_ms
     r.reported_ms = cand.reported_ms  # the candidate process's own clock: a cross-check only
-    if w.opts.work is not None and len(w.opts.work) == 2:  # counted by an earlier evaluation
-        r.flops, r.bytes = (float(v) for v in w.opts.work)
-    else:
+    work = roofline.Work.given(w.opts.work)  # counted by an earlier evaluation
+    if work is None:
         with P.applied(w.policy), w.part("work"):  # counting runs the reference once: same flags
-            r.flops, r.bytes = roofline.count_work(w.ref, H.clone(w.remote.sets[0].items))
+            work = roofline.count_work(w.ref, H.clone(w.remote.sets[0].items))
+    r.flops, r.bytes, r.conv_flops = work
     if cuda:
         c = roofline.load_ceilings()
-        # A floor is a lower bound: any TF32 the policy allows (convolutions under `default`) counts.
-        r.floor_ms = roofline.floor_ms(r.flops, r.bytes, c, w.policy.any_tf32)
+        # A floor is a lower bound at the policy's fastest legal rates: convolutions at the TF32
+        # rate where the policy allows it (`default`, `tf32`), matmul-class work at the fastest
+        # fp32-accurate rate unless matmul TF32 is allowed (`tf32` only).
+        r.floor_ms = roofline.policy_floor_ms(work, c, w.policy)
         bytes_floor = roofline.bytes_floor_ms(r.bytes, c)
         if r.runtime_ms < roofline.BELOW_FLOOR_FACTOR * bytes_floor:
             raise Rejected("timing", f"{r.runtime_ms:.4f} ms is faster than physics allows "

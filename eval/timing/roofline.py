@@ -1,22 +1,27 @@
 """Speed of light: the minimum bytes and FLOPs of a forward against the GPU's measured ceilings.
 
 Ceilings are measured once per GPU model (a large device-to-device copy, counting bytes read
-plus written; a large fp32 matmul with TF32 off) and cached on disk. The floor is
-max(bytes / bandwidth, flops / matmul rate). FLOPs come from PyTorch's FlopCounterMode
-(matmuls, convolutions, attention) and op_flops.py (elementwise, reduction and normalization ops,
-per element; an order below their bytes' cost, so memory-bound floors stay their bytes). The
-matmul rate is the fastest one the precision policy allows (see Ceilings.matmul_tflops).
+plus written; a large fp32 matmul with TF32 off, with TF32 on, and in fp16) and cached on disk.
+FLOPs come from PyTorch's FlopCounterMode (matmuls, convolutions, attention) and op_flops.py
+(elementwise, reduction and normalization ops, per element; an order below their bytes' cost, so
+memory-bound floors stay their bytes); the convolutions' share is counted apart, because the
+precision policy rules on them apart. The floor is max(bytes / bandwidth, compute time), where
+the convolutions' FLOPs run at the fastest rate the policy allows for convolutions (TF32 under
+`default`) and every other FLOP at the fastest rate it allows for matmuls (fp32-accurate under
+`default` and `strict`: see Ceilings.matmul_tflops).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 from torch.utils import flop_counter
@@ -25,11 +30,35 @@ from ..harness import flatten
 from ..sandbox.signing import sign
 from .op_flops import elementwise_flops
 
+if TYPE_CHECKING:
+    from ..precision import Policy
+
 # Rationale: a candidate may beat the FLOP floor legitimately (an algebraic rewrite skips the
 # reference's FLOPs), and may read less than all of its inputs (triangular operands), but it
 # cannot write its outputs and read most of its inputs faster than half the measured copy
 # bandwidth allows. Below half the bytes floor, the timing or the correctness is wrong.
 BELOW_FLOOR_FACTOR = 0.5
+# FlopCounterMode's convolution ops (aten.convolution, cudnn_convolution, convolution_backward,
+# _slow_conv2d_forward, ...); not "conv" alone, which would take prims.convert_element_type.
+_CONV_OP = re.compile(r"conv(olution|_|\dd)")
+
+
+class Work(NamedTuple):
+    """One forward's work: all its FLOPs, its minimum bytes, and the convolutions' share of the
+    FLOPs (the precision policy may allow TF32 for convolutions alone: eval/precision.py)."""
+
+    flops: float
+    bytes: float
+    conv_flops: float = 0.0
+
+    @classmethod
+    def given(cls, values: Sequence[float] | None) -> Work | None:
+        """A count handed over by an earlier evaluation ([flops, bytes, conv_flops]); None when
+        there is none to take. A pair comes from before convolutions were counted apart: its conv
+        FLOPs count as 0, so all its FLOPs take the matmul rate (a higher floor, never a lower)."""
+        if values is None or len(values) not in (2, 3):
+            return None
+        return cls(*(float(v) for v in values))
 
 
 @dataclass
@@ -147,19 +176,35 @@ def _count_without_dynamo() -> None:
         raw.__dynamo_disable = raw
 
 
-def count_work(model: torch.nn.Module, inputs: list[Any]) -> tuple[float, float]:
-    """(FLOPs, minimum bytes) of one forward: inputs + parameters + buffers + outputs, each once."""
+def count_work(model: torch.nn.Module, inputs: list[Any]) -> Work:
+    """One forward's FLOPs (convolutions apart too) and minimum bytes: inputs + parameters +
+    buffers + outputs, each once."""
     _count_without_dynamo()
     counter = flop_counter.FlopCounterMode(display=False, custom_mapping=elementwise_flops())
     with torch.no_grad(), counter:
         out = model(*inputs)
     state = list(model.parameters()) + list(model.buffers())
     nbytes = tensor_bytes(inputs) + tensor_bytes(state) + tensor_bytes(out)
-    return float(counter.get_total_flops()), float(nbytes)
+    per_op = counter.get_flop_counts().get("Global", {})
+    conv = sum(n for op, n in per_op.items() if _CONV_OP.search(getattr(op, "__name__", str(op))))
+    return Work(float(counter.get_total_flops()), float(nbytes), float(conv))
 
 
-def floor_ms(flops: float, nbytes: float, c: Ceilings, allow_tf32: bool = False) -> float:
-    return max(nbytes / (c.bandwidth_gbs * 1e6), flops / (c.matmul_tflops(allow_tf32) * 1e9))
+def floor_ms(flops: float, nbytes: float, c: Ceilings, matmul_tf32: bool = False, *,
+             conv_flops: float = 0.0, conv_tf32: bool | None = None) -> float:
+    """Speed of light: the bytes at the copy bandwidth or the FLOPs at the fastest legal rates,
+    whichever takes longer. `conv_flops` (part of `flops`) run at the rate `conv_tf32` allows
+    (None: as `matmul_tf32`), the rest at the rate `matmul_tf32` allows."""
+    conv = min(max(conv_flops, 0.0), flops)
+    conv_rate = c.matmul_tflops(matmul_tf32 if conv_tf32 is None else conv_tf32)
+    compute_ms = (flops - conv) / (c.matmul_tflops(matmul_tf32) * 1e9) + conv / (conv_rate * 1e9)
+    return max(bytes_floor_ms(nbytes, c), compute_ms)
+
+
+def policy_floor_ms(work: Work, c: Ceilings, p: Policy) -> float:
+    """The floor the judge and the profiler report: `work` at the fastest rates policy `p` allows."""
+    return floor_ms(work.flops, work.bytes, c, p.matmul_tf32, conv_flops=work.conv_flops,
+                    conv_tf32=p.conv_tf32)
 
 
 def bytes_floor_ms(nbytes: float, c: Ceilings) -> float:

@@ -113,9 +113,10 @@ def test_a_work_count_handed_in_is_used_instead_of_counting() -> None:
     r = evaluate((FIXTURES / "relu_scale.py").read_text(), good(), opts)
     assert r.correct, r.reason
     assert (r.flops, r.bytes) == (123.0, 456.0) and "timing.work" not in r.stage_seconds
+    assert r.conv_flops == 0.0  # a pair (from before conv FLOPs were counted apart) counts none
     counted = evaluate((FIXTURES / "relu_scale.py").read_text(), good(),
                        EvalOptions(device="cpu", size="small", trials=2, timeout_s=120, baselines=False))
-    assert counted.flops is not None and counted.bytes and counted.bytes > 0
+    assert counted.flops is not None and counted.bytes and counted.bytes > 0 and counted.conv_flops == 0.0
     assert "timing.work" in counted.stage_seconds
 
 

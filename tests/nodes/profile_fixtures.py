@@ -47,7 +47,7 @@ def result(name: str, with_ncu: bool = True) -> ProfileResult:
         rows = N.parse_csv(ncu_text(name))
         status = f"ok: launches profiled {len(rows)}, kernels {attach_ncu(tl, ls, rows, None)}"
     problem = ROOT / PROBLEMS[name]
-    flops, nbytes = static_work(problem.read_text(), str(problem))
+    flops, nbytes, _ = static_work(problem.read_text(), str(problem))
     bw, peak = REFERENCE_BANDWIDTH_GBS, REFERENCE_FP32_TFLOPS
     return ProfileResult(ok=True, stage="done", device="cuda", gpu_name="NVIDIA H200",
                          runtime_ms=tl.span_us / 1e3, flops=flops, bytes=nbytes,

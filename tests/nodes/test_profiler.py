@@ -181,9 +181,9 @@ def test_static_profiles_of_suite_problems() -> None:
         assert structure is None or structure in p.structures, (stem, p.structures)
         assert p.signature.startswith(f"bottleneck: {p.bottleneck} (static estimate)")
     softmax = ROOT / "problems" / "level1" / "22_softmax_last_dim.py"
-    flops, nbytes = P.static_work(softmax.read_text(), str(softmax))
+    flops, nbytes, conv_flops = P.static_work(softmax.read_text(), str(softmax))
     # Full size, on the meta device; max, subtract, exp, sum and divide per element (eval/timing/op_flops.py).
-    assert (flops, nbytes) == (5.0 * 16384 * 32000, 2 * 16384 * 32000 * 4)
+    assert (flops, nbytes, conv_flops) == (5.0 * 16384 * 32000, 2 * 16384 * 32000 * 4, 0.0)
 
 
 # ---- the node ------------------------------------------------------------------------------------

@@ -25,6 +25,10 @@ def test_the_first_counted_work_is_reused_and_none_before() -> None:
     counted = Verdict(correct=True, stage="done", flops=2.0e9, bytes=3.0e8)
     assert R.known_work(state(verdict=uncounted, best_verdict=counted)) == [2.0e9, 3.0e8]
     assert R.known_work(state(reference_verdict=counted)) == [2.0e9, 3.0e8]
+    # The convolutions' share travels too; a verdict checkpointed before it was counted gives the
+    # pair alone, which the evaluator reads as no convolution FLOPs (roofline.Work.given).
+    with_conv = Verdict(correct=True, stage="done", flops=2.0e9, bytes=3.0e8, conv_flops=1.5e9)
+    assert R.known_work(state(best_verdict=with_conv)) == [2.0e9, 3.0e8, 1.5e9]
 
 
 def test_the_reviewer_hands_the_count_to_the_evaluator(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,7 @@ VERDICT_KEYS = ["correct", "stage", "reason", "failed_checks", "usage_error", "r
                 "kernel_names", "timing_is_cpu", "gpu_name", "flops", "bytes", "kernel_breakdown", "log_tail",
                 "precision_policy", "precision_flags",
                 "baselines_in",  # added later, default None: older checkpoints load unchanged
+                "conv_flops",  # added later, default None: older checkpoints load unchanged
                 "baselines_reused",
                 "timing_mode"]  # added later, default "full": older checkpoints load unchanged
 ATTEMPT_KEYS = ["round", "node", "skill_id", "params", "source_hash", "outcome", "stage", "failed_checks",
