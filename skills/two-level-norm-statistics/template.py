@@ -12,6 +12,11 @@ writes NCHW, or keeps channels-last where only convolutions read its result (eac
 so does a group or instance norm. A batch norm in training, an instance norm or a group norm right
 after a convolution absorbs the convolution's bias: the first two cancel it (a batch norm's running
 mean still gets it), a group norm adds it to each value it loads.
+
+Variants (ctx.params) reshape the statistics pass: `stats_tile`, the elements one program reduces
+per step (its three Welford arrays hold tile / threads values each: a smaller tile cuts registers
+where they cap occupancy), and `stats_programs`, how many programs stream the data (runtime
+_nrm_stats_plan's `tile` and `programs`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class TwoLevelNormStatistics(Template):
     supports_prologue = True
     supports_epilogue = True
     priority = 1
+    params = {"stats_tile": [1024, 2048, 4096], "stats_programs": [1056, 2112]}
     _nhwc: frozenset[str] = frozenset()
 
     def rewrite(self, program: Program, ctx: EmitContext) -> Program | None:
@@ -53,7 +59,10 @@ class TwoLevelNormStatistics(Template):
                 and chains_supported(region))
 
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
-        return emit_norm(region, ctx, parse_norm(region.anchor), keep_nhwc=region.output().name in self._nhwc)
+        stats = {key: ctx.params[p] for p, key in (("stats_tile", "tile"), ("stats_programs", "programs"))
+                 if p in ctx.params}
+        return emit_norm(region, ctx, parse_norm(region.anchor), keep_nhwc=region.output().name in self._nhwc,
+                         stats=stats)
 
 
 TEMPLATE = TwoLevelNormStatistics()

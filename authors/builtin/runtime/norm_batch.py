@@ -9,7 +9,7 @@ from .common import _cdiv
 from .norms import _nrm_apply_plan, _nrm_channels_last, _nrm_nchw, _nrm_stats_prep
 
 
-def _nrm_batch_plan(x, shape, i64, p_kw, named, eps, training, momentum, keep_nhwc=False):
+def _nrm_batch_plan(x, shape, i64, p_kw, named, eps, training, momentum, keep_nhwc=False, stats=None):
     """batch_norm: two-level statistics then apply in training (path 1), updating the running
     statistics present in `named` (role -> operand); one elementwise pass with the running
     statistics in eval (3).
@@ -20,7 +20,8 @@ def _nrm_batch_plan(x, shape, i64, p_kw, named, eps, training, momentum, keep_nh
     Under `keep_nhwc` an NCHW x takes paths 4 and 5 too, the apply reading it in NCHW (IN_CL off)
     and writing channels-last (no prologue: its operands are read at NCHW offsets).
     Role "xb": the bias of the convolution before, which x lacks (families/norms/absorb.py): the
-    normalized result does not depend on it, the running mean does."""
+    normalized result does not depend on it, the running mean does. `stats`: the statistics
+    plan's tile / programs (_nrm_stats_prep), None for the defaults."""
     N, C, HW = _nrm_nchw(shape)
     cl = _nrm_channels_last(x)
     # An NCHW x whose result only convolutions read: the channels-last apply reads it in NCHW and
@@ -45,5 +46,5 @@ def _nrm_batch_plan(x, shape, i64, p_kw, named, eps, training, momentum, keep_nh
     running = "rm" in named and "rv" in named
     sc, sb = (1, C) if cl else (HW, 1)  # strides of a channel and of a pixel
     sp = _nrm_stats_prep(N, C, HW, C * HW, sc, sb, 0, eps, i64, p_kw, running, "nbt" in named, momentum,
-                         has_xb=running and "xb" in named)
+                         has_xb=running and "xb" in named, stats=stats)
     return x, 4 if cl or to_cl else 1, args, kw, grid, sp

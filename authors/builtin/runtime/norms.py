@@ -116,7 +116,7 @@ def _nrm_plan(shape, path=-1, args=(), kw=None, grid=None, pt=(), et=(), sp=None
 
 
 def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, has_nbt=False,
-                    momentum=None, gi=None, sgo=0, has_xb=False, xb_values=False):
+                    momentum=None, gi=None, sgo=0, has_xb=False, xb_values=False, stats=None):
     """Launch plan of _nrm_group_stats for the statistics of C groups, group c being x[a, c, b]
     for all a < A, b < B: (partials' shape; the level-1 grid, arguments, constexprs and autotuning
     pick slot; the combine's grid, arguments and constexprs), sizes and flags only, no tensors.
@@ -124,12 +124,14 @@ def _nrm_stats_prep(A, C, B, sa, sc, sb, mode, eps, i64, pro_kw, running=False, 
     n * sgo + g * sc, so an instance or group norm reads channels-last x in place.
     `has_xb`: a batch norm's running mean also gets the convolution bias it absorbed; `xb_values`:
     a group norm's values do (x[a, n * gi + g, b] + xb[g * sc + b * sb], a channels-last x's
-    channel)."""
+    channel). `stats`: _nrm_stats_plan's tile / programs where a skill variant sets them
+    (families/norms/emit.py), None for its defaults."""
     cumulative = running and momentum is None
     if cumulative and not has_nbt:
         raise ValueError("batch norm with momentum=None needs num_batches_tracked")
     gi = C if gi is None else gi
-    ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B, gi, c_inner=sc == 1 and gi > 1)
+    ba, bc, bb, a_per, b_per, a_ch, b_ch, n_cb = _nrm_stats_plan(A, C, B, gi, c_inner=sc == 1 and gi > 1,
+                                                                 **stats or {})
     n_chunks = a_ch * b_ch
     kw = dict(ABS=mode == 3, HAS_XB=xb_values, I64=i64, BLOCK_A=ba, BLOCK_C=bc, BLOCK_B=bb, **pro_kw)
     # Rationale: the combine is latency-bound, one step per BLOCK_K partials: 128-group programs

@@ -13,12 +13,15 @@ operand signature.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
 
 from ...frontend.ir import Region, Value
 from ...runtime import COLLAPSE, NORM_BATCH, NORM_GROUPS, NORMS_RUNTIME
+from ...runtime.norms import _nrm_stats_plan
 from ...templates.base import EmitContext, Emitted
 from ..pointwise.codegen import ChainCode
 from . import kernels as S
@@ -120,32 +123,67 @@ class NormLaunch:
 
 
 def _launcher(spec: NormSpec, ch: Chains, k: dict[str, str], names: tuple[str, str],
-            extra: dict[str, Value | str | None], dtype: torch.dtype, keep_nhwc: bool) -> NormLaunch:
+            extra: dict[str, Value | str | None], dtype: torch.dtype, keep_nhwc: bool,
+            stats: dict[str, int]) -> NormLaunch:
     """The launcher of `spec` with kernels `k` (names: the launcher's and its plan cache's)."""
     pro, epi = ch.params()
     first = pro if ch.pro else ["x"]
     roles = tuple(r for r, v in extra.items() if v is not None)
     chains = (len(pro) if ch.pro else None, len(epi) if ch.epi else None)
-    planner, norm = _planner(spec, keep_nhwc)
+    planner, norm = _planner(spec, keep_nhwc, stats)
     return NormLaunch(names[0], names[1], planner, tuple(k.values()), (*first, *extra, *epi),
                       (*first, *roles, *epi), str(dtype), roles, chains, norm)
 
 
-def _planner(spec: NormSpec, keep_nhwc: bool = False) -> tuple[str, tuple[object, ...]]:
-    """The runtime planner of the norm's kind and its parameters."""
+_STATS_DEFAULTS = {k: p.default for k, p in inspect.signature(_nrm_stats_plan).parameters.items()
+                   if k in ("tile", "programs")}
+"""The two-level statistics plan's settings a skill variant may change, with their defaults
+(read from runtime/norms.py's _nrm_stats_plan, which keeps them)."""
+
+
+def _stats_settings(stats: Mapping[str, int] | None) -> dict[str, int]:
+    """The statistics plan settings (`tile`, `programs` of runtime _nrm_stats_plan) that differ
+    from the runtime's defaults, checked: a variant equal to the defaults emits the default's
+    source, so it is never tried as a move."""
+    out = {}
+    for key, value in sorted((stats or {}).items()):
+        if key not in _STATS_DEFAULTS:
+            raise ValueError(f"unknown norm statistics setting {key!r} (known: {sorted(_STATS_DEFAULTS)})")
+        v = int(value)
+        # The plan's blocks are powers of two filling the tile, up to 64 channels side by side.
+        if key == "tile" and (v < 64 or v & (v - 1)):
+            raise ValueError(f"norm statistics tile {value!r} is not a power of two >= 64")
+        if v < 1:
+            raise ValueError(f"norm statistics {key} {value!r} is not positive")
+        if v != _STATS_DEFAULTS[key]:
+            out[key] = v
+    return out
+
+
+def _planner(spec: NormSpec, keep_nhwc: bool = False,
+             stats: dict[str, int] | None = None) -> tuple[str, tuple[object, ...]]:
+    """The runtime planner of the norm's kind and its parameters; `stats` (non-default statistics
+    plan settings) is appended only where the norm takes two-level statistics, so the default
+    source is unchanged and a variant changes only the norms it acts on."""
     if spec.kind == "batch_norm":
-        return "_nrm_batch_plan", (spec.eps, spec.training, spec.momentum, keep_nhwc)
+        tail = (stats,) if stats and spec.training else ()
+        return "_nrm_batch_plan", (spec.eps, spec.training, spec.momentum, keep_nhwc, *tail)
     if spec.kind in ("group_norm", "instance_norm"):
-        return "_nrm_groups_plan", (spec.groups if spec.kind == "group_norm" else None, spec.eps, keep_nhwc)
+        tail = (stats,) if stats else ()
+        return "_nrm_groups_plan", (spec.groups if spec.kind == "group_norm" else None, spec.eps, keep_nhwc,
+                                    *tail)
     dims = (-spec.reduce_last, None) if spec.dim is None else (spec.dim, spec.dim + 1)
     return "_nrm_rows_plan", (*dims, spec.mode, spec.eps)
 
 
-def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec, keep_nhwc: bool = False) -> Emitted:
+def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec, keep_nhwc: bool = False,
+              stats: Mapping[str, int] | None = None) -> Emitted:
     """A norm region's launcher and forward line. `keep_nhwc`: every reader of the region's output
     is a convolution converting its input to channels-last (families/conv_pool/layout.py's
     nhwc_readers), so a 4-D / 5-D batch, group or instance norm reading channels-last may write
-    channels-last too."""
+    channels-last too. `stats`: the two-level statistics plan's `tile` / `programs` (runtime
+    _nrm_stats_plan) for a batch (training), group or instance norm; None: the defaults."""
+    settings = _stats_settings(stats)
     ctx.share("collapse", COLLAPSE)
     ctx.share("norms_runtime", NORMS_RUNTIME)
     if spec.kind == "batch_norm":
@@ -171,7 +209,7 @@ def emit_norm(region: Region, ctx: EmitContext, spec: NormSpec, keep_nhwc: bool 
                  "nbt": spec.nbt, "xb": spec.xbias}
     k = _kernels(ctx, ch, which, em)
     em.helpers.append(_launcher(spec, ch, k, (lname, ctx.name("plans")), extra, out.meta.dtype,
-                               keep_nhwc and "apply_cl" in which).render())
+                               keep_nhwc and "apply_cl" in which, settings).render())
     pro, epi = ch.forward_args()
     first = pro if ch.pro else [spec.x.name]
     args = [_arg(v) for v in extra.values()]
