@@ -1,0 +1,35 @@
+"""The runner's progress line for a round that judged several variants names each one's result."""
+
+from __future__ import annotations
+
+from kernelskill.graph.runner import describe, variants_said
+from kernelskill.state.records import Attempt
+
+
+def attempt(params: dict, outcome: str = "correct", ms: float | None = 1.0) -> Attempt:
+    return Attempt(round=2, node="generator", skill_id="channels-last-layout", params=params,
+                   source_hash="h", outcome=outcome, runtime_ms=ms)
+
+
+def test_one_variant_says_nothing_more() -> None:
+    assert variants_said([attempt({})]) == ""
+    assert variants_said([]) == ""
+
+
+def test_each_variant_named_with_its_time_or_outcome() -> None:
+    line = variants_said([attempt({"layout": "contiguous"}, ms=3.9248), attempt({}, ms=4.0387),
+                          attempt({"layout": "channels_last", "x": 2}, outcome="incorrect", ms=None)])
+    assert line == ("; variants: layout=contiguous 3.925 ms | default 4.039 ms | "
+                    "layout=channels_last, x=2 incorrect")
+
+
+def test_reviewer_line_carries_the_variants() -> None:
+    from kernelskill.eval.types import EvalResult
+
+    verdict = EvalResult(correct=True, runtime_ms=3.9248, speedup_vs_eager=1.31, custom_kernels=5,
+                         timing_is_cpu=False)
+    tried = [attempt({"layout": "contiguous"}, ms=3.9248), attempt({}, ms=4.0387)]
+    line = describe("reviewer", {"verdict": verdict, "attempts": tried})
+    assert line is not None
+    assert line.startswith("reviewer: correct, 3.9248 ms, 1.31x vs eager, 5 custom kernels")
+    assert line.endswith("; variants: layout=contiguous 3.925 ms | default 4.039 ms")
