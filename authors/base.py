@@ -2,7 +2,8 @@
 
 `builtin` instantiates executable skill templates deterministically; `llm` asks a chat model.
 Nodes call `generate` (first candidate), `apply` (one planned skill on the best candidate) and
-`repair` (fix the current candidate after a failed evaluation).
+`repair` (fix the current candidate after a failed evaluation); the planner asks `can_apply` and
+`touches` (does a skill change the profile's target kernel) before it spends a round.
 """
 
 from __future__ import annotations
@@ -74,3 +75,11 @@ class Author(Protocol):
         variant parameters) to the task's best candidate would change anything (a no-op would
         spend a round for nothing)."""
         ...
+
+    def touches(self, skill_id: str, task: AuthorTask, params: dict[str, Any] | None,
+                kernel: str) -> bool | None:
+        """Whether applying the skill (these variant parameters) to the task's best candidate
+        changes kernel `kernel` or how it is launched; None: unknown. The default for authors that
+        cannot tell without writing the code (LLM, scripted): an author that subclasses this
+        interface inherits it."""
+        return None

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..state.records import Candidate, Plan
-from .base import AuthorError, AuthorTask
+from .base import Author, AuthorError, AuthorTask
 
 
-class ScriptedAuthor:
+class ScriptedAuthor(Author):
     name = "scripted"
 
     def __init__(self, script: list[str]):

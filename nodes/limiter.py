@@ -99,18 +99,19 @@ def _label(k: KernelStat) -> str:
 
 
 def set_limiters(p: Profile) -> None:
-    """Give each hot kernel its limiter, and the profile the limiter of the hot kernel with the most
-    time to give back (`target_kernel`: the hottest unless that one already runs near its peak);
-    None without kernels."""
+    """Give each hot kernel its limiter, and the profile the limiter and the bare name
+    (`Profile.target_kernel`) of the hot kernel with the most time to give back (`target_kernel`:
+    the hottest unless that one already runs near its peak); None without kernels."""
     hot = hot_kernels(p.kernels)
     if not hot:
-        p.limiter, p.limiter_rationale = None, ""
+        p.limiter, p.limiter_rationale, p.target_kernel = None, "", None
         return
     roofline = C.roofline_class(p)
     for k in hot:
         k.limiter, k.limiter_rationale = limiter_of(k, roofline)
     target, top = target_kernel(hot), hot[0]
     p.limiter = target.limiter
+    p.target_kernel = base_name(target.name) if target.kind == "kernel" else target.name
     p.limiter_rationale = f"{_label(target)}: {target.limiter_rationale}"
     if target is not top:
         frac, unit = used(top)

@@ -4,7 +4,10 @@ nodes/limiter.py), and which move a round makes (a skill and the variants of it 
 tiers:
 
 1. ranked: the skill index's hits for this profile, those addressing the target kernel's limiter
-   first, skipping skills already applied (in the best candidate, or tried on this task);
+   first, skipping skills already applied (in the best candidate, or tried on this task). Where the
+   profile names the target kernel, the author's dry run of each hit's first untried variant then
+   orders them: those that change that kernel or its launch first, then the unknown, then those
+   that leave it as it is (a matching bottleneck word is no evidence the code reaches the kernel);
 2. variant: untried variants of skills already applied (those in the best included);
 3. template: any other template skill the author can apply under the run's policy.
 
@@ -16,7 +19,7 @@ measured (headroom None): the headroom is unknown, so the fallbacks are tried wh
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +75,33 @@ class Option:
 def variant_key(skill_id: str, params: dict[str, Any]) -> tuple[str, str]:
     """The (skill, parameters) identity of Attempt.key()."""
     return skill_id, repr(sorted(params.items()))
+
+
+def aim(limiter: str | None, why: str, bottlenecks: Collection[str], target: str | None,
+        touched: bool | None) -> str:
+    """What the option's reason says about the target: the author's verdict on its code where it
+    has one (`touched`), the limiter word the skill declares otherwise."""
+    matches = limiter is not None and limiter in bottlenecks
+    if touched:
+        return f"; changes the target kernel {target}" + (f" and addresses its limiter ({why})" if matches
+                                                          else "")
+    if touched is False:
+        return f"; declares the limiter {limiter} but leaves the target kernel {target} as it is" if matches \
+            else ""
+    return f"; addresses the limiter ({why})" if matches else ""
+
+
+def by_target(options: list[Option], touched: dict[str, bool | None]) -> list[Option]:
+    """Options whose code changes the target kernel first (`touched` True), then the unknown (None
+    or absent), then those that leave it as it is (False); rank order kept within each group."""
+    group = {True: 0, None: 1, False: 2}
+    return sorted(options, key=lambda o: group[touched.get(o.skill_id)])
+
+
+def first_untried(skill_id: str, variants: list[dict[str, Any]],
+                  tried: set[tuple[str | None, str]]) -> dict[str, Any] | None:
+    """The skill's first variant not tried on this task (the one a round would try first)."""
+    return next((v for v in variants if variant_key(skill_id, v) not in tried), None)
 
 
 def first_move(options: list[Option], tried: set[tuple[str | None, str]],

@@ -3,7 +3,9 @@
 A move is one skill and up to `settings.variants` of its variants (parameter sets declared in its
 SKILL.md, ordered by their experience statistics), each built and judged in the same round. Skills
 come from the Chroma index queried with the profile (gated by the precision policy), those
-addressing the target kernel's limiter first (nodes/limiter.py); when they are exhausted the planner
+addressing the target kernel's limiter first (nodes/limiter.py), and, where the profile names that
+kernel, those whose code changes it or its launch (the author's dry run, `Author.touches`) before
+those that leave it as it is, whatever bottleneck word they declare; when they are exhausted the planner
 falls back to untried variants of applied skills, then to any template skill the author can apply
 (nodes/moves.py says when it may stop). A variant is skipped if it was already tried on this task (a
 success is in the best candidate, a failure is a dead end; the attempts log remembers both across
@@ -19,7 +21,7 @@ from ..eval.precision import policy
 from ..state.graph_state import GraphState
 from ..state.output import plural
 from .generator import task_of
-from .moves import Option, by_limiter, plan_round, target_limiter
+from .moves import Option, aim, by_limiter, by_target, first_untried, plan_round, target_limiter
 from .runtime import get_author, get_index
 
 CANDIDATE_SKILLS = 12
@@ -59,15 +61,26 @@ def planner(state: GraphState) -> dict[str, Any]:
     def variants(skill_id: str) -> list[dict[str, Any]]:
         return index.variants(skill_id, profile.structures, gpu)
 
+    tried = {a.key() for a in state.attempts if a.skill_id}
+    target = profile.target_kernel
     # A skill applied before (in the best, or tried this task) waits for the fallbacks: a new
-    # skill is a bigger move than another variant of one already tried.
-    ranked = []
+    # skill is a bigger move than another variant of one already tried. A declared bottleneck
+    # word is no evidence the code reaches the target kernel (H100, level3/05: two GEMM rounds
+    # "addressed" a depthwise kernel they left byte-identical), so the author's dry run decides:
+    # one per ranked skill, only with a target, and the author keeps the source for `differs`.
+    ranked: list[Option] = []
+    touched: dict[str, bool | None] = {}
     for hit in by_limiter(hits, limiter):
         if hit.id in applied:
             continue
-        aim = f"; addresses the limiter ({why})" if limiter in hit.skill.bottlenecks else ""
-        ranked.append(Option(hit.id, f"{hit.title} (score {hit.score:.2f}): {hit.reason}{aim}", "ranked",
-                             variants(hit.id)))
+        vs = variants(hit.id)
+        first = first_untried(hit.id, vs, tried) if target else None
+        if target and first is not None:
+            touched[hit.id] = author.touches(hit.id, task, first, target)
+        note = aim(limiter, why, hit.skill.bottlenecks, target, touched.get(hit.id))
+        ranked.append(Option(hit.id, f"{hit.title} (score {hit.score:.2f}): {hit.reason}{note}", "ranked",
+                             vs))
+    ranked = by_target(ranked, touched)
     fallbacks = [Option(sid, f"untried variants of {sid}, already applied (ranked skills exhausted)",
                         "variant", variants(sid)) for sid in applied]
     # Policy gates still hold (no TF32 skill under a strict run); profile gates do not: the
@@ -76,7 +89,6 @@ def planner(state: GraphState) -> dict[str, Any]:
                          "exhausted)", "template", variants(sk.id))
                   for sk in index.allowed(allow_tf32=allow_tf32) if sk.id not in applied
                   and author.can_apply(sk.id)]
-    tried = {a.key() for a in state.attempts if a.skill_id}
 
     def differs(skill_id: str, params: dict[str, Any]) -> bool:
         return author.can_apply(skill_id, task, params)

@@ -142,6 +142,9 @@ class Profile(BaseModel):
                                        "no kernels, e.g. a static profile; `bottleneck` is the forward's")
     limiter_rationale: str = Field(default="", description="The target kernel's name and its limiter's "
                                    "evidence")
+    target_kernel: str | None = Field(default=None, description="The target kernel's bare function name "
+                                      "(nodes/limiter.py), which the planner asks the author whether a "
+                                      "skill changes; None: no kernels, or an older record")
     notes: list[str] = Field(default_factory=list, description="Caveats a reader of the numbers needs")
 
 

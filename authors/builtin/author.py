@@ -17,7 +17,7 @@ from ...eval import precision
 from ...state.author_state import AuthorState, BuiltinConfig
 from ...state.output import plural
 from ...state.records import Candidate, Plan
-from ..base import AuthorError, AuthorTask, same_code
+from ..base import Author, AuthorError, AuthorTask, same_code
 from .emit import assemble, assemble_verbatim
 from .emit_partial import Emission, assemble_partial
 from .families.pointwise.codegen import runtime_scalars
@@ -27,6 +27,7 @@ from .frontend.ir import Program, Region
 from .frontend.partial import capture_partial
 from .templates.base import EmitContext, Emitted, Template
 from .templates.loader import load_templates
+from .touches import touches as touches_kernel
 
 
 def config_of(cand: Candidate | None) -> BuiltinConfig:
@@ -47,7 +48,7 @@ def _has_runtime_scalars(region: Region) -> bool:
     return bool(runtime_scalars(chain))
 
 
-class BuiltinAuthor:
+class BuiltinAuthor(Author):
     name = "builtin"
 
     def __init__(self, templates: dict[str, Template] | None = None):
@@ -55,6 +56,9 @@ class BuiltinAuthor:
         for tid, t in self.templates.items():
             t.id = tid
         self._captured: dict[str, Captured] = {}
+        # Dry-run sources for one task object (one planner call): can_apply and touches both ask.
+        self._dry_task: AuthorTask | None = None
+        self._dry: dict[tuple[str, ...], str | None] = {}
 
     # ---- the Author interface -----------------------------------------------------------
     def can_apply(self, skill_id: str, task: AuthorTask | None = None,
@@ -63,11 +67,39 @@ class BuiltinAuthor:
             return False
         if task is None or task.best is None:
             return True
-        try:  # a dry run: code generation only, nothing is compiled or run
-            plan = Plan(skill_id=skill_id, params=dict(params or {}))
-            return not same_code(self.apply(task, plan).source, task.best.source)
-        except AuthorError:
-            return False
+        source = self._dry_run(skill_id, task, params)
+        return source is not None and not same_code(source, task.best.source)
+
+    def touches(self, skill_id: str, task: AuthorTask, params: dict[str, Any] | None,
+                kernel: str) -> bool | None:
+        """Whether applying the skill (these variant parameters) to the task's best candidate
+        changes kernel `kernel` or its launchers (touches.touches); None: unknown (no template, no
+        best, a build error, or a kernel that is not ours, e.g. a vendor convolution)."""
+        if skill_id not in self.templates or task.best is None:
+            return None
+        if not re.search(rf"^def {re.escape(kernel)}\(", task.best.source, re.M):
+            return None  # not one of ours: no dry run needed to say so
+        source = self._dry_run(skill_id, task, params)
+        return None if source is None else touches_kernel(task.best.source, source, kernel)
+
+    def _dry_run(self, skill_id: str, task: AuthorTask, params: dict[str, Any] | None) -> str | None:
+        """The source applying the skill to the task's best would build (None: AuthorError); code
+        generation only, nothing is compiled or run. Kept while the same task object asks, which
+        the planner passes to every call of one round's choice."""
+        if task.best is None:
+            return None
+        if task is not self._dry_task:
+            self._dry_task, self._dry = task, {}
+        # Everything the build reads, so an entry is right for any task that yields this key.
+        key = (skill_id, repr(sorted((params or {}).items())), task.best.hash,
+               task.best.author_state.config.model_dump_json(), task.precision, task.problem.size,
+               task.problem.source)
+        if key not in self._dry:
+            try:
+                self._dry[key] = self.apply(task, Plan(skill_id=skill_id, params=dict(params or {}))).source
+            except AuthorError:
+                self._dry[key] = None
+        return self._dry[key]
 
     def generate(self, task: AuthorTask) -> Candidate:
         return self._build(task, BuiltinConfig(), note="first candidate: default templates")

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from ...state.author_state import AuthorState
 from ...state.config import LLMConfig
 from ...state.records import Candidate, Plan
-from ..base import AuthorError, AuthorTask
+from ..base import Author, AuthorError, AuthorTask
 from . import prompts
 from .chat import Reply, TransportError, ask, connect
 from .endpoint import resolve
@@ -55,7 +55,7 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
-class LLMAuthor:
+class LLMAuthor(Author):
     name = "llm"
 
     def __init__(self, config: LLMConfig | None = None):
