@@ -64,11 +64,26 @@ def _attn_mha_mask(m, b, heads):
     return m if m.dim() == 2 else m.view(b, heads, *m.shape[-2:])
 
 
+def _attn_split(n: int) -> tuple[int, int]:
+    """Block sizes of a head dim `n` (the kernel's BLOCK_D, BLOCK_D1): the largest power of two
+    <= n and a power-of-two rest (>= 16, the dot's minimum) where the two pad less than one block
+    (80 -> (64, 16), 96 -> (64, 32)); else one padded block and 0 (64 -> (64, 0), 100 -> (128, 0))."""
+    full = max(16, _npow2(n))
+    d0 = 1 << (int(n).bit_length() - 1) if n >= 1 else 1
+    if d0 < n and d0 >= 16:
+        d1 = max(16, _npow2(n - d0))
+        if d0 + d1 < full:
+            return d0, d1
+    return full, 0
+
+
 def _attn_run(kern, q, k, v, m, scale, p):
     """Attention of one region: `p` holds the reference's form (literal flags from the
     generator): kt (k arrives transposed), packed (heads, batch_first) or None, divide (the
     scores are divided by `scale`), mask mode / fill / mask_first, causal, bthd (write the
-    output as (B, T, H, dv) and return its (B, H, T, dv) view), weights (softmax, relu, sigmoid)."""
+    output as (B, T, H, dv) and return its (B, H, T, dv) view), weights (softmax, relu, sigmoid);
+    variants, absent from older files: head_major (programs ordered by head, then batch),
+    split_d (head dims split into two power-of-two blocks where that pads less, `_attn_split`)."""
     packed = p["packed"]
     if packed is not None:
         heads, batch_first = packed
@@ -106,11 +121,16 @@ def _attn_run(kern, q, k, v, m, scale, p):
     if z * h * tq == 0:
         return flat
     fill = float(p["fill"])
-    args = [q4, k4, v4, m4, o, float(scale), fill, h, tq, tk, d, dv,
+    args = [q4, k4, v4, m4, o, float(scale), fill, z, h, tq, tk, d, dv,
             *q4.stride(), *k4.stride(), *v4.stride(), *m4.stride(), *o.stride()]
     mode = p["mask"] if m is not None else _ATTN_NONE
+    if p.get("split_d", False):
+        (bd, bd1), (bdv, bdv1) = _attn_split(d), _attn_split(dv)
+    else:
+        bd, bd1, bdv, bdv1 = max(16, _npow2(d)), 0, max(16, _npow2(dv)), 0
     kern[lambda meta: (_cdiv(tq, meta["BLOCK_M"]), z * h)](
         *args, MASK=mode, MASK_FIRST=p["mask_first"], CAUSAL=p["causal"],
-        WEIGHTS=_ATTN_WEIGHTS[p.get("weights", "softmax")],
-        I64=_i64(q4, k4, v4, m4, o), BLOCK_D=max(16, _npow2(d)), BLOCK_DV=max(16, _npow2(dv)))
+        WEIGHTS=_ATTN_WEIGHTS[p.get("weights", "softmax")], I64=_i64(q4, k4, v4, m4, o),
+        BLOCK_D=bd, BLOCK_DV=bdv, HEAD_MAJOR=bool(p.get("head_major", False)), BLOCK_D1=bd1,
+        BLOCK_DV1=bdv1)
     return flat

@@ -7,6 +7,11 @@ whenever the max grows; ReLU or sigmoid weights (WEIGHTS 1, 2) need neither: p v
 is. The S x S score matrix never reaches memory. Under a causal mask a query tile stops at its
 last key (tiles above the diagonal are skipped, not masked).
 
+Two constexpr variants (skills/flash-attention-tiling `variants`, neither measured yet; off, the
+kernel compiles as without them): HEAD_MAJOR orders program id 1 by (head, batch), so a per-head
+mask read by every batch is served from L2; BLOCK_D1 / BLOCK_DV1 > 0 split a head dim that is no
+power of two into two power-of-two chunks (80 -> 64 + 16) rather than padding it (to 128).
+
 The kernel below is real Triton and, verbatim, what a region launches under the `default` and
 `strict` policies (fp32-accurate tf32x3 dots); `render` only renames it, sets the dots' precision
 and puts the autotuning decorator on top.
@@ -43,32 +48,45 @@ MAX_HEAD_DIM = 256
 
 
 @triton.jit
-def _attn_fwd_kernel(q, k, v, m, o, scale, fill, H, TQ, TK, D, DV,
+def _attn_fwd_kernel(q, k, v, m, o, scale, fill, Z, H, TQ, TK, D, DV,
                      sqz, sqh, sqm, sqd, skz, skh, skn, skd, svz, svh, svn, svd,
                      smz, smh, smm, smn, soz, soh, som, sod,
                      MASK: tl.constexpr, MASK_FIRST: tl.constexpr, CAUSAL: tl.constexpr,
                      WEIGHTS: tl.constexpr, I64: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+                     HEAD_MAJOR: tl.constexpr, BLOCK_D1: tl.constexpr, BLOCK_DV1: tl.constexpr,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     pid_m = tl.program_id(0)
     zh = tl.program_id(1)
-    z = zh // H
-    h = zh % H
+    if HEAD_MAJOR:  # one head's batches run back to back: a per-head mask is re-read from L2
+        h = zh // Z
+        z = zh % Z
+    else:
+        z = zh // H
+        h = zh % H
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     if I64:
         z = z.to(tl.int64)
         h = h.to(tl.int64)
         offs_m = offs_m.to(tl.int64)
+    # BLOCK_D1 / BLOCK_DV1 > 0 split the head dims into two power-of-two chunks [0, BLOCK_D) and
+    # [BLOCK_D, BLOCK_D + BLOCK_D1) instead of padding them (80 -> 64 + 16, not 128).
     offs_d = tl.arange(0, BLOCK_D)
     offs_dv = tl.arange(0, BLOCK_DV)
     rows = offs_m < TQ
-    qt = tl.load(q + z * sqz + h * sqh + offs_m[:, None] * sqm + offs_d[None, :] * sqd,
-                 mask=rows[:, None] & (offs_d[None, :] < D), other=0.0)
+    qb = q + z * sqz + h * sqh + offs_m[:, None] * sqm
+    qt = tl.load(qb + offs_d[None, :] * sqd, mask=rows[:, None] & (offs_d[None, :] < D), other=0.0)
+    if BLOCK_D1 > 0:
+        offs_d1 = BLOCK_D + tl.arange(0, BLOCK_D1)
+        qt1 = tl.load(qb + offs_d1[None, :] * sqd, mask=rows[:, None] & (offs_d1[None, :] < D), other=0.0)
     kb = k + z * skz + h * skh
     vb = v + z * svz + h * svh
     mb = m + z * smz + h * smh
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)
+    if BLOCK_DV1 > 0:
+        offs_dv1 = BLOCK_DV + tl.arange(0, BLOCK_DV1)
+        acc1 = tl.zeros([BLOCK_M, BLOCK_DV1], tl.float32)
     hi = TK
     if CAUSAL:  # keys after the tile's last query are masked for every row: skip them
         hi = tl.minimum(TK, (pid_m + 1) * BLOCK_M)
@@ -78,6 +96,10 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, H, TQ, TK, D, DV,
         kt = tl.load(kb + offs_d[:, None] * skd + offs_n[None, :] * skn,
                      mask=(offs_d[:, None] < D) & cols[None, :], other=0.0)
         s = tl.dot(qt, kt, input_precision="tf32x3")
+        if BLOCK_D1 > 0:
+            kt1 = tl.load(kb + offs_d1[:, None] * skd + offs_n[None, :] * skn,
+                          mask=(offs_d1[:, None] < D) & cols[None, :], other=0.0)
+            s += tl.dot(qt1, kt1, input_precision="tf32x3")
         s = _attn_scores(s, mb, offs_m, offs_n, rows[:, None] & cols[None, :], smm, smn, scale, fill,
                          MASK, MASK_FIRST)
         keep = cols[None, :]
@@ -86,6 +108,9 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, H, TQ, TK, D, DV,
         s = tl.where(keep, s, float("-inf"))
         vt = tl.load(vb + offs_n[:, None] * svn + offs_dv[None, :] * svd,
                      mask=cols[:, None] & (offs_dv[None, :] < DV), other=0.0)
+        if BLOCK_DV1 > 0:
+            vt1 = tl.load(vb + offs_n[:, None] * svn + offs_dv1[None, :] * svd,
+                          mask=cols[:, None] & (offs_dv1[None, :] < DV), other=0.0)
         if WEIGHTS == 0:
             m_new = tl.maximum(m_i, tl.max(s, 1))
             # A row with every score so far masked keeps m = -inf; shifting by 0 instead keeps its
@@ -95,6 +120,8 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, H, TQ, TK, D, DV,
             p = tl.exp(s - m_safe[:, None])
             l_i = l_i * alpha + tl.sum(p, 1)
             acc = acc * alpha[:, None] + tl.dot(p, vt, input_precision="tf32x3")
+            if BLOCK_DV1 > 0:
+                acc1 = acc1 * alpha[:, None] + tl.dot(p, vt1, input_precision="tf32x3")
             m_i = m_new
         else:  # elementwise weights, 0 at -inf (masked keys, columns past the end)
             if WEIGHTS == 1:  # noqa: SIM108 - a constexpr branch Triton compiles away
@@ -102,12 +129,19 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, H, TQ, TK, D, DV,
             else:
                 p = 1.0 / (1.0 + tl.exp(-s))
             acc += tl.dot(p, vt, input_precision="tf32x3")
+            if BLOCK_DV1 > 0:
+                acc1 += tl.dot(p, vt1, input_precision="tf32x3")
     out = acc
     if WEIGHTS == 0:
         # A fully masked row divides 0 by 0: NaN, as the reference's softmax gives.
         out = acc / l_i[:, None]
-    tl.store(o + z * soz + h * soh + offs_m[:, None] * som + offs_dv[None, :] * sod, out,
-             mask=rows[:, None] & (offs_dv[None, :] < DV))
+    ob = o + z * soz + h * soh + offs_m[:, None] * som
+    tl.store(ob + offs_dv[None, :] * sod, out, mask=rows[:, None] & (offs_dv[None, :] < DV))
+    if BLOCK_DV1 > 0:
+        out1 = acc1
+        if WEIGHTS == 0:
+            out1 = acc1 / l_i[:, None]
+        tl.store(ob + offs_dv1[None, :] * sod, out1, mask=rows[:, None] & (offs_dv1[None, :] < DV))
 
 
 def render(name: str, ctx: EmitContext) -> str:

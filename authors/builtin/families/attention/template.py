@@ -10,6 +10,10 @@ from .kernel import render
 from .match import rewrite_attention
 
 _FLAGS = ("kt", "packed", "divide", "mask", "fill", "mask_first", "causal", "bthd", "weights")
+# The skill's variants (ctx.params), added to the flags only when on, so that the default emits
+# the launch call it always did. split_d is emitted whatever the head dims: the launcher splits
+# only where that pads less (`_attn_split`), and the timed size may have other head dims.
+_VARIANTS = ("head_major", "split_d")
 
 
 def attention_ok(op: Op) -> bool:
@@ -19,13 +23,14 @@ def attention_ok(op: Op) -> bool:
 
 def emit_attention(region: Region, ctx: EmitContext) -> Emitted:
     """One fused kernel for the region's attention op, its launcher (one `_attn_run` call with the
-    op's form as literal flags) and the forward line."""
+    op's form and the variants on in `ctx.params` as literal flags) and the forward line."""
     ctx.share("collapse", COLLAPSE)
     ctx.share("attention", ATTENTION)
     op = region.anchor
     a = op.attrs
     kname, lname = ctx.name("attention_kernel"), ctx.name("attention")
     flags = {f: a[f] for f in _FLAGS}
+    flags.update({f: True for f in _VARIANTS if ctx.params.get(f, False)})
     helper = "\n".join([f"def {lname}(q, k, v, m, s):",
                         f"    return _attn_run({kname}, q, k, v, m, s, {flags!r})"])
     ins = [v.name for v in op.inputs]
@@ -43,6 +48,7 @@ class AttentionTemplate(Template):
 
     kinds = ("attention", "rewrite")
     priority = 1
+    params = {f: [False, True] for f in _VARIANTS}
 
     def match(self, region: Region) -> bool:
         op = region.anchor
