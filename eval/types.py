@@ -88,6 +88,18 @@ class EvalOptions:
         return cls(**values)
 
 
+def handed_work(result: Any) -> list[float] | None:
+    """`EvalOptions.work` for a later evaluation of the same problem, size and policy, from an
+    evaluation's result or a verdict that keeps its fields: [flops, bytes, conv_flops], the pair
+    where convolution FLOPs were not counted apart (a verdict checkpointed before they were), None
+    where nothing was counted."""
+    flops, nbytes = getattr(result, "flops", None), getattr(result, "bytes", None)
+    if flops is None or nbytes is None:
+        return None
+    conv = getattr(result, "conv_flops", None)
+    return [flops, nbytes] + ([conv] if conv is not None else [])
+
+
 @dataclass
 class EvalResult:
     correct: bool = False

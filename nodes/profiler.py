@@ -233,12 +233,12 @@ def profile_from_verdict(v: Verdict, ops: OpSummary, subject: str | None = None,
     return finish(p)
 
 
-def static_profile(ops: OpSummary, work: Work | tuple[float, float] | None, why: str = "no GPU") -> Profile:
+def static_profile(ops: OpSummary, work: Work | None, why: str = "no GPU") -> Profile:
     """No GPU: structure, ops, FLOPs and bytes; the floor on the reference H200's ceilings. Those
     hold no tensor-core rate, so every FLOP (convolutions too, whatever the policy) counts at its
     fp32 cuBLAS rate: what roofline.floor_ms gives on them under any policy. A compute-bound
     static floor is thus an estimate above what tensor cores reach, not a bound."""
-    flops, nbytes = (work[0], work[1]) if work else (0.0, 0.0)
+    flops, nbytes = (work.flops, work.bytes) if work else (0.0, 0.0)
     bw, peak = C.REFERENCE_BANDWIDTH_GBS, C.REFERENCE_FP32_TFLOPS
     p = Profile(source="static", bottleneck="memory-bound", structures=ops.structures, op_kinds=ops.names,
                 flops=flops, bytes=nbytes, kernel_count=max(1, ops.compute_ops), bandwidth_gbs=bw,

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..eval.api import evaluate, evaluate_many
 from ..eval.judge.tuning import merge
-from ..eval.types import EvalOptions
+from ..eval.types import EvalOptions, handed_work
 from ..skill_index.stats import CPU
 from ..state.graph_state import GraphState, Verdict
 from ..state.records import ATTEMPT_FIELDS, Attempt, Candidate, source_hash
@@ -72,10 +72,8 @@ def known_work(state: GraphState) -> list[float] | None:
     in this thread counted them (one problem, size and policy per thread), so later ones skip the
     count. A verdict checkpointed before convolutions were counted apart gives the pair alone (the
     evaluator then counts no convolution FLOPs: eval/timing/roofline.Work.given)."""
-    for v in (state.best_verdict, state.verdict, state.reference_verdict):
-        if v is not None and v.flops is not None and v.bytes is not None:
-            return [v.flops, v.bytes] + ([v.conv_flops] if v.conv_flops is not None else [])
-    return None
+    return next((w for v in (state.best_verdict, state.verdict, state.reference_verdict)
+                 if (w := handed_work(v)) is not None), None)
 
 
 def timing_mode(state: GraphState) -> str:

@@ -90,10 +90,7 @@ class BuiltinAuthor(Author):
             return None
         if task is not self._dry_task:
             self._dry_task, self._dry = task, {}
-        # Everything the build reads, so an entry is right for any task that yields this key.
-        key = (skill_id, repr(sorted((params or {}).items())), task.best.hash,
-               task.best.author_state.config.model_dump_json(), task.precision, task.problem.size,
-               task.problem.source)
+        key = (skill_id, repr(sorted((params or {}).items())))  # the task is this one (above)
         if key not in self._dry:
             try:
                 self._dry[key] = self.apply(task, Plan(skill_id=skill_id, params=dict(params or {}))).source

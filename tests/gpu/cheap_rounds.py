@@ -25,7 +25,7 @@ from pathlib import Path
 from kernelskill.eval import child
 from kernelskill.eval.api import evaluate
 from kernelskill.eval.child import spare_judges
-from kernelskill.eval.types import EvalOptions
+from kernelskill.eval.types import EvalOptions, handed_work
 
 
 def main() -> None:
@@ -53,7 +53,7 @@ def main() -> None:
             for i in range(args.repeat):
                 for kind in kinds if i % 2 == 0 else kinds[::-1]:
                     opts = EvalOptions(device="cuda", known_baselines=[full.eager_ms, full.compile_ms],
-                                       timing_mode="rank", work=[full.flops, full.bytes],
+                                       timing_mode="rank", work=handed_work(full),
                                        tuning=full.tuning if kind == "tuned" else None)
                     t0 = time.time()
                     r = evaluate(src, cand, opts, problem_name=str(path))

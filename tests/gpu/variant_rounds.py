@@ -21,7 +21,7 @@ from kernelskill.authors.base import AuthorError, AuthorTask, same_code
 from kernelskill.authors.builtin.author import BuiltinAuthor
 from kernelskill.eval.api import evaluate
 from kernelskill.eval.child import spare_judges
-from kernelskill.eval.types import EvalOptions
+from kernelskill.eval.types import EvalOptions, handed_work
 from kernelskill.skill_index.library import load_skills
 from kernelskill.state.records import Plan, Problem
 
@@ -50,7 +50,7 @@ def search(path: Path, author: BuiltinAuthor, seconds: float, later: list[float]
                 continue
             seen.append(cand.source)
             opts = EvalOptions(device="cuda", known_baselines=[full.eager_ms, full.compile_ms],
-                               timing_mode="rank", work=[full.flops, full.bytes])
+                               timing_mode="rank", work=handed_work(full))
             t0 = time.time()
             r = evaluate(src, cand.source, opts, problem_name=str(path))
             later.append(time.time() - t0)
