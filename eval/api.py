@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import time
 
+from . import batch
 from . import precision as P
 from .candidate import kernel_pin
-from .child import JUDGE, run_child
+from .child import JUDGE, ChildRun, run_child
 from .problem import ProblemError, check_problem_source
 from .static.checks import check_parsed, problem_is_fp32
 from .static.source import _Source
@@ -25,6 +26,46 @@ from .types import TIMING_MODES, EvalOptions, EvalResult
 def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | None = None, *,
              problem_name: str = "problem.py", candidate_name: str = "candidate.py") -> EvalResult:
     opts = options or EvalOptions()
+    prepared = _prepare(problem_source, candidate_source, opts, problem_name, candidate_name)
+    if isinstance(prepared, EvalResult):
+        return prepared
+    result, request = prepared
+    t0 = time.perf_counter()
+    run = run_child(JUDGE, request, opts.device, opts.timeout_s)
+    return _outcome(run, result, opts, t0)
+
+
+def evaluate_many(problem_source: str, candidate_sources: list[str], options: EvalOptions | None = None,
+                  *, problem_name: str = "problem.py", candidate_names: list[str] | None = None,
+                  parallel: int = 1) -> list[EvalResult]:
+    """Several candidates of one problem (a round's variants), one result each, in order.
+    `parallel` > 1: judged side by side where the options and the host allow it (eval/batch.py),
+    else one after another."""
+    opts = options or EvalOptions()
+    names = candidate_names or [f"candidate_{i}.py" for i in range(len(candidate_sources))]
+    pairs = list(zip(candidate_sources, names, strict=True))
+    parallel = batch.width(opts, parallel) if len(pairs) > 1 else 1
+    if parallel < 2:
+        return [evaluate(problem_source, src, opts, problem_name=problem_name, candidate_name=name)
+                for src, name in pairs]
+    prepared = [_prepare(problem_source, src, opts, problem_name, name) for src, name in pairs]
+    todo = [i for i, p in enumerate(prepared) if not isinstance(p, EvalResult)]
+    t0 = time.perf_counter()
+    runs = batch.judge_side_by_side([prepared[i][1] for i in todo], opts.device, opts.timeout_s, parallel)
+    out = [p if isinstance(p, EvalResult) else None for p in prepared]
+    for i, run in zip(todo, runs, strict=True):
+        res = None if run is None else _outcome(run, prepared[i][0], opts, t0)
+        if res is None or res.contended:  # not believed side by side: judged by itself
+            src, name = pairs[i]
+            res = evaluate(problem_source, src, opts, problem_name=problem_name, candidate_name=name)
+        out[i] = res
+    return out
+
+
+def _prepare(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,
+             candidate_name: str) -> EvalResult | tuple[EvalResult, dict]:
+    """The checks that need no process (policy, options, the problem's shape, the candidate's syntax
+    and static checks): a failed result, or the result to fill and the judge's request."""
     result = EvalResult(device=opts.device, timing_is_cpu=opts.device != "cuda")
     try:
         policy = P.policy(opts.precision)
@@ -51,31 +92,31 @@ def evaluate(problem_source: str, candidate_source: str, options: EvalOptions | 
         names = list(dict.fromkeys(f.check for f in failures))
         return result.fail("static", f"{failures[0].message} ({len(failures)} of the static checks failed)",
                            *names)
-    out = _run_worker(problem_source, candidate_source, opts, problem_name, candidate_name, result,
-                      kernel_pin.pins(parsed))
-    out.stage_seconds["static"] = result.stage_seconds["static"]
-    return out
+    return result, _request(problem_source, candidate_source, opts, problem_name, candidate_name,
+                            kernel_pin.pins(parsed))
 
 
-def evaluate_many(problem_source: str, candidate_sources: list[str], options: EvalOptions | None = None,
-                  *, problem_name: str = "problem.py",
-                  candidate_names: list[str] | None = None) -> list[EvalResult]:
-    """Several candidates of one problem (a round's variants), one result each, in order."""
-    names = candidate_names or [f"candidate_{i}.py" for i in range(len(candidate_sources))]
-    return [evaluate(problem_source, src, options, problem_name=problem_name, candidate_name=name)
-            for src, name in zip(candidate_sources, names, strict=True)]
+def _request(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,
+             candidate_name: str, pins: list[str] | None = None) -> dict:
+    return {"problem_source": problem_source, "candidate_source": candidate_source,
+            "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict(),
+            # The Triton kernels as the static checks read them: the candidate process compiles no other.
+            "kernel_pins": kernel_pin.pins(candidate_source) if pins is None else pins,
+            "deadline_unix": time.time() + opts.timeout_s}
 
 
 def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, problem_name: str,
                 candidate_name: str, result: EvalResult, pins: list[str] | None = None) -> EvalResult:
+    """The judge alone, past the static checks (the tests' way in for attacks the static layer
+    would refuse first)."""
+    request = _request(problem_source, candidate_source, opts, problem_name, candidate_name, pins)
     t0 = time.perf_counter()
-    run = run_child(JUDGE, {
-        "problem_source": problem_source, "candidate_source": candidate_source,
-        "problem_name": problem_name, "candidate_name": candidate_name, "options": opts.to_dict(),
-        # The Triton kernels as the static checks read them: the candidate process compiles no other.
-        "kernel_pins": kernel_pin.pins(candidate_source) if pins is None else pins,
-        "deadline_unix": time.time() + opts.timeout_s},
-        opts.device, opts.timeout_s)
+    return _outcome(run_child(JUDGE, request, opts.device, opts.timeout_s), result, opts, t0)
+
+
+def _outcome(run: ChildRun, result: EvalResult, opts: EvalOptions, t0: float) -> EvalResult:
+    """The judge's signed result, or the failure its run was (a timeout, a crash); `result` holds
+    what the parent measured before (the static checks' seconds)."""
     if run.timed_out:
         result.log_tail = run.log_tail
         return result.fail(run.stage, f"timed out after {opts.timeout_s:g} s during {run.stage}", "timeout")
@@ -86,6 +127,8 @@ def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, p
     out.log_tail = run.log_tail
     if out.elapsed_s is None:
         out.elapsed_s = run.elapsed_s
+    if "static" in result.stage_seconds:
+        out.stage_seconds["static"] = result.stage_seconds["static"]
     out.stage_seconds["processes"] = round(max(run.elapsed_s - out.elapsed_s, 0.0), 3)
     # The parent's bookkeeping around the child: scratch folder, GPU ceilings copied in and out.
     out.stage_seconds["parent"] = round(max(time.perf_counter() - t0 - run.elapsed_s, 0.0), 3)

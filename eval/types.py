@@ -168,6 +168,9 @@ class EvalResult:
     tuning: dict[str, str] = field(default_factory=dict)
     """The candidate's autotuning records (Triton's `*.autotune.json`, rebuilt by the judge from
     plain values: eval/judge/tuning.py), for later 'rank' evaluations of the same run."""
+    contended: bool = False
+    """Judged beside other candidates (eval/batch.py), the GPU was still busy when this one's turn
+    came (eval/judge/gate.py): its timing is not believed, and it is judged again by itself."""
     elapsed_s: float | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
     """Where the evaluation's wall time went: the judge's own stages (load, compile, correctness,

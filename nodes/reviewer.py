@@ -111,11 +111,14 @@ def evaluate_candidate(state: GraphState, source: str, baselines: bool, mode: st
 
 def evaluate_batch(state: GraphState, sources: list[str], mode: str,
                    known: list[float | None] | None) -> list[Verdict]:
-    """A round's candidates in one evaluate_many call (each in a judge of its own), a verdict each,
-    in order."""
-    opts = _options(state, state.settings.baselines, mode, known)
+    """A round's candidates in one evaluate_many call (each in a judge of its own, on a GPU side by
+    side), a verdict each, in order."""
+    s = state.settings
+    opts = _options(state, s.baselines, mode, known)
+    # Side by side on a GPU (eval/batch.py); on the CPU the interpreter's work already fills the cores.
     results = evaluate_many(state.problem.source, sources, opts, problem_name=state.problem.path,
-                            candidate_names=[f"candidate_{source_hash(src)}.py" for src in sources])
+                            candidate_names=[f"candidate_{source_hash(src)}.py" for src in sources],
+                            parallel=s.parallel_judges if s.device == "cuda" else 1)
     return [_verdict(r, mode, known) for r in results]
 
 

@@ -36,6 +36,9 @@ class RunConfig(BaseModel):
     min_gain: float = Field(1.02, description="A candidate replaces the best only if this much faster")
     variants: int = Field(4, ge=1, description="Variants of the chosen skill a round builds and judges at "
                           "most (one candidate each, judged together)")
+    parallel_judges: int = Field(3, ge=1, description="On a GPU, a round's candidates judged side by side at "
+                                 "most: loaded, compiled and checked at once, timed one at a time "
+                                 "(eval/batch.py); 1: one after another")
     profile_budget_s: float = Field(25.0, ge=0, description="Seconds for the profiling child (timeline and "
                                     "Nsight Compute) per new best on a GPU; 0: the reviewer's breakdown only")
 

@@ -62,6 +62,8 @@ class RunSettings(BaseModel):
     min_gain: float = 1.02
     variants: int = 4
     """Variants of the chosen skill a round builds and judges at most (one candidate each)."""
+    parallel_judges: int = 3
+    """On a GPU, a round's candidates judged side by side at most (eval/batch.py)."""
     profile_budget_s: float = 25.0
     script: list[str] = Field(default_factory=list)
     """Candidate sources the 'scripted' author replays (tests, demos)."""

@@ -117,6 +117,13 @@ class Candidate:
             self.warm.wait()
         return {"ok": True}
 
+    def sync(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        """Reply once the GPU work this process queued is done: a judge asks before pausing it
+        beside another candidate's timed runs (eval/judge/gate.py, which checks the GPU is idle)."""
+        if getattr(self, "cuda", False):
+            torch.cuda.synchronize()
+        return {"ok": True}
+
     def set_inputs(self, msg: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         self.sets[msg["set"]] = [wire.open_shared(v, fds) if kind == "tensor" else v
                                  for kind, v in msg["items"]]
@@ -249,7 +256,8 @@ class Candidate:
 
 COMMANDS = {"ping": Candidate.ping, "settle": Candidate.settle, "init": Candidate.init,
             "inputs": Candidate.set_inputs, "slots": Candidate.set_slots, "run": Candidate.run,
-            "null": Candidate.null, "breakdown": Candidate.breakdown, "compile": Candidate.compile}
+            "null": Candidate.null, "breakdown": Candidate.breakdown, "compile": Candidate.compile,
+            "sync": Candidate.sync}
 
 
 def serve(cand: Candidate) -> None:

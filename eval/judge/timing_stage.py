@@ -18,6 +18,7 @@ from ..timing import roofline
 from ..timing.protocol import Timer, TimingStats
 from ..types import Rejected
 from . import baselines
+from .gate import gated, park
 from .memory import release
 from .parent_pipe import wait_closed
 from .remote_timing import time_remote
@@ -44,6 +45,9 @@ def run_timing(w: JudgeState) -> None:
         w.imports.wait()
     with w.part("quiet"):
         quiet_host(w)
+    if gated(w):  # judged beside others: its turn, its siblings paused (gate.py)
+        with w.part("gate"):
+            park(w)
     with w.part("candidate"):
         cand = time_remote(w, w.remote, timer, _n_sets(w))
     r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
@@ -99,7 +103,8 @@ def quiet_host(w: JudgeState) -> None:
     if w.baseline_link is not None:
         with contextlib.suppress(Rejected):  # a dead baseline process: its baselines fall back
             w.baseline_link.request({"cmd": "settle"})
-    wait_closed()
+    if not gated(w):  # a gated judge waits for its turn instead (gate.py)
+        wait_closed()
 
 
 def _timer(w: JudgeState) -> Timer:

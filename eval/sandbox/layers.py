@@ -121,14 +121,18 @@ class SandboxRun:
     lifeline_w: int
     """Closing it (kill_all, or this process dying) ends the child and all it started."""
     status: str = ""
+    said: str = ""
+    """What the status pipe carried before the exit status: answers to pauses (eval/sandbox/pause.py)."""
 
     def returncode(self) -> int:
         """The child's own exit code (negative: the signal that killed it), as Popen reports."""
         if not self.status and self.status_r >= 0:
             with contextlib.suppress(OSError):
-                self.status = os.read(self.status_r, 64).decode().strip()
+                self.said += os.read(self.status_r, 256).decode()
             os.close(self.status_r)
             self.status_r = -1
+            # The exit status is the supervisor's last line; a pause's answer may come before it.
+            self.status = next((w for w in reversed(self.said.split()) if w.lstrip("-").isdigit()), "")
         if self.status.lstrip("-").isdigit() and int(self.status) >= 0:
             return os.waitstatus_to_exitcode(int(self.status))
         return self.proc.returncode if self.proc.returncode is not None else -signal.SIGKILL

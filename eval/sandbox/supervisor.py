@@ -242,37 +242,37 @@ def _exec_child(spec: dict, cmd: list[str]) -> None:
 
 
 def _seccomp():  # noqa: ANN202 - a module loaded by path
-    """seccomp.py, beside this file: run as `python -I -S FILE`, the package is not
-    importable here, and the filter's tables are easier to read in a module of their own."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "sandbox_seccomp", os.path.join(os.path.dirname(os.path.abspath(__file__)), "seccomp.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """seccomp.py, beside this file: the filter's tables are easier to read in a module of their own."""
+    return _beside("seccomp")
 
 
-def _children_of(root: int) -> list[int]:
-    """Every live descendant of `root`, from /proc (parents before children)."""
-    kids: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if fields[0] != "Z":
-            kids.setdefault(int(fields[1]), []).append(int(name))
-    out, todo = [], list(kids.get(root, []))
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo.extend(kids.get(pid, []))
-    return out
+def _tree():  # noqa: ANN202 - a module loaded by path
+    """proc_tree.py, beside this file: the descendants, killed or paused."""
+    return _beside("proc_tree")
+
+
+_LOADED: dict[str, object] = {}
+
+
+def _beside(name: str):  # noqa: ANN202 - a module loaded by path
+    """A module beside this file, loaded once: run as `python -I -S FILE`, the package is not
+    importable here."""
+    if name not in _LOADED:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(
+            f"sandbox_{name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _LOADED[name] = mod
+    return _LOADED[name]
+
+
+PAUSE, RESUME = b"S", b"C"
+"""Bytes the evaluator may write on the lifeline: stop every process of the child's, or let them
+go on (eval/sandbox/pause.py)."""
+PAUSED, UNPAUSED = b"paused\n", b"unpaused\n"
+"""The supervisor's answer to PAUSE on the status pipe, which the child cannot write."""
 
 
 def _reap(block: bool) -> None:
@@ -290,7 +290,7 @@ def kill_descendants() -> None:
     if os.readlink("/proc/self") != str(os.getpid()):
         return  # /proc belongs to another PID namespace: its pids are not ours to kill
     for _ in range(10_000):
-        pids = _children_of(os.getpid())
+        pids = _tree().children_of(os.getpid())
         if not pids:
             break
         for pid in pids:
@@ -301,17 +301,26 @@ def kill_descendants() -> None:
     _reap(block=True)
 
 
-def _lifeline(fd: int, main: int) -> None:
+def _lifeline(fd: int, main: int, status_fd: int) -> None:
     """The evaluator holds the other end of this pipe: EOF means it ended the run (kill_all) or
-    died without ending it. Either way the child goes, and with it everything it started."""
+    died without ending it. Either way the child goes, and with it everything it started. Before
+    that it may write PAUSE (answered PAUSED or UNPAUSED on the status pipe) and RESUME."""
     while True:
         try:
-            if not os.read(fd, 64):
-                break
+            data = os.read(fd, 64)
         except InterruptedError:
             continue
         except OSError:
             break
+        if not data:
+            break
+        for byte in data:
+            if byte == PAUSE[0]:
+                ok = _tree().stop_descendants()
+                with contextlib.suppress(OSError):
+                    os.write(status_fd, PAUSED if ok else UNPAUSED)
+            elif byte == RESUME[0]:
+                _tree().continue_descendants()
     with contextlib.suppress(ProcessLookupError):
         os.kill(main, signal.SIGKILL)
 
@@ -328,7 +337,8 @@ def supervise(spec: dict, cmd: list[str]) -> int:
         _exec_child(spec, cmd)
     signal.signal(signal.SIGTERM, lambda *_: os.kill(main, signal.SIGKILL))
     if spec.get("lifeline_fd") is not None:
-        threading.Thread(target=_lifeline, args=(spec["lifeline_fd"], main), daemon=True).start()
+        threading.Thread(target=_lifeline, args=(spec["lifeline_fd"], main, spec["status_fd"]),
+                         daemon=True).start()
     status = None
     while status is None:
         try:

@@ -35,13 +35,13 @@ def test_settle_replies_only_after_the_background_imports() -> None:
 def test_the_judge_settles_the_baseline_process_before_timing(monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(parent_pipe, "_attached", [])
     link = FakeLink()
-    quiet_host(SimpleNamespace(baseline_link=link, device="cpu"))
+    quiet_host(SimpleNamespace(baseline_link=link, device="cpu", req={}))
     assert link.sent == [{"cmd": "settle"}]
-    quiet_host(SimpleNamespace(baseline_link=None, device="cpu"))  # rank timing: no such process
+    quiet_host(SimpleNamespace(baseline_link=None, device="cpu", req={}))  # rank timing: no such process
 
 
 def test_a_dead_baseline_process_is_left_to_the_baselines_fallback(monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(parent_pipe, "_attached", [])
     link = FakeLink(dead=True)
-    quiet_host(SimpleNamespace(baseline_link=link, device="cpu"))  # no raise: timing goes on
+    quiet_host(SimpleNamespace(baseline_link=link, device="cpu", req={}))  # no raise: timing goes on
     assert link.sent == [{"cmd": "settle"}]
