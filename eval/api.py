@@ -50,11 +50,10 @@ def evaluate_many(problem_source: str, candidate_sources: list[str], options: Ev
                 for src, name in pairs]
     prepared = [_prepare(problem_source, src, opts, problem_name, name) for src, name in pairs]
     todo = [i for i, p in enumerate(prepared) if not isinstance(p, EvalResult)]
-    t0 = time.perf_counter()
     runs = batch.judge_side_by_side([prepared[i][1] for i in todo], opts.device, opts.timeout_s, parallel)
     out = [p if isinstance(p, EvalResult) else None for p in prepared]
     for i, run in zip(todo, runs, strict=True):
-        res = None if run is None else _outcome(run, prepared[i][0], opts, t0)
+        res = None if run is None else _outcome(run, prepared[i][0], opts, None)
         if res is None or res.contended:  # not believed side by side: judged by itself
             src, name = pairs[i]
             res = evaluate(problem_source, src, opts, problem_name=problem_name, candidate_name=name)
@@ -114,9 +113,10 @@ def _run_worker(problem_source: str, candidate_source: str, opts: EvalOptions, p
     return _outcome(run_child(JUDGE, request, opts.device, opts.timeout_s), result, opts, t0)
 
 
-def _outcome(run: ChildRun, result: EvalResult, opts: EvalOptions, t0: float) -> EvalResult:
+def _outcome(run: ChildRun, result: EvalResult, opts: EvalOptions, t0: float | None) -> EvalResult:
     """The judge's signed result, or the failure its run was (a timeout, a crash); `result` holds
-    what the parent measured before (the static checks' seconds)."""
+    what the parent measured before (the static checks' seconds); `t0`: when the parent started
+    the child (None side by side, where the parent's wall is the batch's)."""
     if run.timed_out:
         result.log_tail = run.log_tail
         return result.fail(run.stage, f"timed out after {opts.timeout_s:g} s during {run.stage}", "timeout")
@@ -130,6 +130,6 @@ def _outcome(run: ChildRun, result: EvalResult, opts: EvalOptions, t0: float) ->
     if "static" in result.stage_seconds:
         out.stage_seconds["static"] = result.stage_seconds["static"]
     out.stage_seconds["processes"] = round(max(run.elapsed_s - out.elapsed_s, 0.0), 3)
-    # The parent's bookkeeping around the child: scratch folder, GPU ceilings copied in and out.
-    out.stage_seconds["parent"] = round(max(time.perf_counter() - t0 - run.elapsed_s, 0.0), 3)
+    if t0 is not None:  # the parent's bookkeeping around the child: scratch folder, GPU ceilings
+        out.stage_seconds["parent"] = round(max(time.perf_counter() - t0 - run.elapsed_s, 0.0), 3)
     return out

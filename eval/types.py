@@ -148,6 +148,8 @@ class EvalResult:
     noise: float | None = None
     """Run-to-run spread of the candidate's timed runs (interquartile range / median): a gain
     smaller than this is not a measured gain."""
+    timed_runs: int | None = None
+    """How many timed runs `runtime_ms` is the median of (with `noise`: how sure that median is)."""
     flops: float | None = None
     bytes: float | None = None
     conv_flops: float | None = None

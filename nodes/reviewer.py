@@ -16,6 +16,7 @@ to long-term memory after every attempt that applied a skill.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import Any
@@ -24,9 +25,10 @@ from ..eval.api import evaluate, evaluate_many
 from ..eval.judge.tuning import merge
 from ..eval.types import EvalOptions, handed_work
 from ..skill_index.stats import CPU
-from ..state.graph_state import GraphState, Verdict
+from ..state.graph_state import GraphState, RunSettings, Verdict
 from ..state.records import ATTEMPT_FIELDS, Attempt, Candidate, source_hash
 from .repeats import earlier_evaluation, repeat_attempt, repeat_verdict
+from .runoff import near_win, runoff_won
 from .runtime import get_index
 
 _OUTCOME = {"static": "static-reject", "load": "compile-error", "compile": "compile-error",
@@ -89,10 +91,22 @@ def known_baselines(state: GraphState) -> list[float | None] | None:
     return list(state.baselines) if state.settings.baselines and state.baselines else None
 
 
+def wants_breakdown(settings: RunSettings, mode: str) -> bool:
+    """Pure: does this evaluation take the candidate's per-kernel breakdown (a torch.profiler pass
+    in the candidate process, ~5 s of an H100 'rank' evaluation of ~11 s, 2026-12-07,
+    problems/measurements/h100-2026-12-07-side-by-side/)? The profiler node reads it only for a new
+    best, and only where its own profiling child (Nsight Compute) does not run: a 'full'
+    evaluation (a thread's first; finalize's) always takes it, a 'rank' one only where that child
+    cannot run here (no ncu, or profiling disabled)."""
+    if settings.device != "cuda":
+        return False
+    return mode == "full" or settings.profile_budget_s <= 0 or shutil.which("ncu") is None
+
+
 def _options(state: GraphState, baselines: bool, mode: str, known: list[float | None] | None) -> EvalOptions:
     s = state.settings
     return EvalOptions(device=s.device, size=s.size, trials=s.trials, timeout_s=s.eval_timeout_s,
-                       baselines=baselines, precision=s.precision, profile=s.device == "cuda",
+                       baselines=baselines, precision=s.precision, profile=wants_breakdown(s, mode),
                        work=known_work(state), known_baselines=known, timing_mode=mode,
                        tuning=state.tuning if mode == "rank" else None)
 
@@ -182,9 +196,14 @@ def reviewer(state: GraphState) -> dict[str, Any]:
     s = state.settings
     judged = judge(state, batch)
     winner, shown = pick(judged, state.best_verdict, s.min_gain)
+    rerun: list[Judged] = []
+    if winner is None:  # a near-winner is decided by a run-off (nodes/runoff.py)
+        winner, rerun = run_off(state, judged)
+        shown = winner or shown
     # The one the graph goes on with is logged last: routing and repairs read the latest attempt.
+    logged = [j for j in judged + rerun if j is not shown]
     update: dict[str, Any] = {"verdict": shown[1], "candidate": shown[0], "candidates": [],
-                              "attempts": [j[2] for j in judged if j is not shown] + [shown[2]],
+                              "attempts": [j[2] for j in logged] + [shown[2]],
                               "elapsed_s": time.time() - state.started_at if state.started_at else 0.0}
     if winner is not None:
         update["best"], update["best_verdict"] = winner[0], winner[1]
@@ -198,20 +217,47 @@ def reviewer(state: GraphState) -> dict[str, Any]:
         timed = next((v for _, v, a in judged if a.repeat_of is None and v.eager_ms is not None), None)
         if timed is not None:
             update["baselines"] = [timed.eager_ms, timed.compile_ms]
+    raced = {id(rerun[1][0]): rerun} if rerun else {}
     for j in judged:
         cand, v, a = j
         # A skill's application ends when its candidate is correct or its repairs are spent; a
         # variant the graph does not go on with ends here.
         ends = v.correct or j is not shown or state.repairs >= s.repairs
         if cand.skill_id and a.repeat_of is None and ends:
-            _learn(state, cand, v)
+            if id(cand) in raced:  # its gain is the run-off's: both timed under the same conditions
+                pair = raced[id(cand)]
+                _learn(state, cand, pair[1][1], base=speed(pair[0][1]))
+            else:
+                _learn(state, cand, v)
     return update
 
 
-def _learn(state: GraphState, cand: Candidate, v: Verdict) -> None:
+def run_off(state: GraphState, judged: list[Judged]) -> tuple[Judged | None, list[Judged]]:
+    """The fastest near-winner of the round and the best so far judged again in one batch: (the
+    contender's re-judged triple when it won, else None; both re-judged triples, the best's
+    first)."""
+    s, best = state.settings, state.best
+    near = [j for j in judged if j[2].repeat_of is None and near_win(j[1], state.best_verdict, s.min_gain)]
+    if best is None or not near:
+        return None, []
+    cand, v, _ = min(near, key=lambda j: j[1].runtime_ms)
+    again = evaluate_batch(state, [best.source, cand.source], "rank", known_baselines(state))
+    won = runoff_won(again[1], again[0], s.min_gain)
+    said = (f"run-off: {again[1].runtime_ms or float('nan'):.4f} ms against the best's "
+            f"{again[0].runtime_ms or float('nan'):.4f} ms, judged together: "
+            f"{'won' if won else 'not a measured gain'}")
+    rerun = [(best, again[0], attempt_of(state, best, again[0], None).model_copy(
+                 update={"note": f"the best so far, judged again for a {said}"})),
+             (cand, again[1], attempt_of(state, cand, again[1], None).model_copy(
+                 update={"note": f"{cand.note}; {said}"}))]
+    return (rerun[1] if won else None), rerun
+
+
+def _learn(state: GraphState, cand: Candidate, v: Verdict, base: float | None = None) -> None:
     """Experience: did applying this skill (and variant) help on this kind of kernel, on this GPU?
-    On the CPU it is a try only: the interpreter's timings are never gains."""
-    base = speed(state.best_verdict)
+    On the CPU it is a try only: the interpreter's timings are never gains. `base`: the time the
+    gain is against (by default the best's)."""
+    base = base if base is not None else speed(state.best_verdict)
     cpu = v.timing_is_cpu or not v.gpu_name
     gain = base / v.runtime_ms if v.correct and base and v.runtime_ms and not cpu else None
     profile = state.profile

@@ -36,9 +36,11 @@ class RunConfig(BaseModel):
     min_gain: float = Field(1.02, description="A candidate replaces the best only if this much faster")
     variants: int = Field(4, ge=1, description="Variants of the chosen skill a round builds and judges at "
                           "most (one candidate each, judged together)")
-    parallel_judges: int = Field(3, ge=1, description="On a GPU, a round's candidates judged side by side at "
+    parallel_judges: int = Field(1, ge=1, description="On a GPU, a round's candidates judged side by side at "
                                  "most: loaded, compiled and checked at once, timed one at a time "
-                                 "(eval/batch.py); 1: one after another")
+                                 "(eval/batch.py); 1 (the default): one after another. Faster where "
+                                 "a round's kernels are already tuned; where each variant autotunes "
+                                 "new kernels, their compiles and tuning runs slow each other down")
     profile_budget_s: float = Field(25.0, ge=0, description="Seconds for the profiling child (timeline and "
                                     "Nsight Compute) per new best on a GPU; 0: the reviewer's breakdown only")
 

@@ -19,7 +19,7 @@ VERDICT_FIELDS = ("correct", "stage", "reason", "failed_checks", "usage_error", 
                   "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "floor_ms", "noise",
                   "custom_kernels", "kernel_names", "timing_is_cpu", "gpu_name", "flops", "bytes",
                   "kernel_breakdown", "log_tail", "precision_policy", "precision_flags", "baselines_in",
-                  "conv_flops")
+                  "conv_flops", "stage_seconds", "timed_runs")
 
 
 class Verdict(eval_result_model("EvalVerdict", VERDICT_FIELDS, correct=..., stage=...)):
@@ -62,8 +62,8 @@ class RunSettings(BaseModel):
     min_gain: float = 1.02
     variants: int = 4
     """Variants of the chosen skill a round builds and judges at most (one candidate each)."""
-    parallel_judges: int = 3
-    """On a GPU, a round's candidates judged side by side at most (eval/batch.py)."""
+    parallel_judges: int = 1
+    """On a GPU, a round's candidates judged side by side at most (eval/batch.py); 1: one after another."""
     profile_budget_s: float = 25.0
     script: list[str] = Field(default_factory=list)
     """Candidate sources the 'scripted' author replays (tests, demos)."""

@@ -182,7 +182,7 @@ class _Tried(BaseModel):
 # The evaluator's fields an attempt keeps (types and defaults: eval.types.EvalResult). `stage`
 # defaults to "" (no evaluation); an author that produced nothing logs stage "author".
 ATTEMPT_FIELDS = ("stage", "failed_checks", "runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager",
-                  "speedup_vs_compile")
+                  "speedup_vs_compile", "stage_seconds")
 
 
 class Attempt(eval_result_model("_Judged", ATTEMPT_FIELDS, base=_Tried, stage="")):

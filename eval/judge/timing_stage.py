@@ -51,6 +51,7 @@ def run_timing(w: JudgeState) -> None:
     with w.part("candidate"):
         cand = time_remote(w, w.remote, timer, _n_sets(w))
     r.runtime_ms, r.wall_ms, r.noise = cand.median_ms, cand.wall_ms, round(cand.spread, 4)
+    r.timed_runs = cand.runs
     r.idle_ms, r.protocol_ms, r.copy_ms = cand.idle_ms, cand.overhead_ms, cand.copy_ms
     r.reported_ms = cand.reported_ms  # the candidate process's own clock: a cross-check only
     work = roofline.Work.given(w.opts.work)  # counted by an earlier evaluation
@@ -70,7 +71,8 @@ def run_timing(w: JudgeState) -> None:
                            f"(memory floor {bytes_floor:.4f} ms): a timing or correctness bug",
                            "below_floor")
     if w.opts.profile and cuda:
-        reply = w.remote.link.request({"cmd": "breakdown", "set": 0})
+        with w.part("breakdown"):
+            reply = w.remote.link.request({"cmd": "breakdown", "set": 0})
         r.kernel_breakdown = [row for row in reply.get("rows") or [] if isinstance(row, dict)][:200]
     if not w.opts.baselines:
         return

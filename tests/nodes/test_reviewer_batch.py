@@ -42,7 +42,7 @@ def judged(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
                 for i, t in enumerate(times)]
 
     monkeypatch.setattr(R, "evaluate_many", fake_many)
-    monkeypatch.setattr(R, "_learn", lambda state, cand, v: seen["learned"].append(cand.params["tile"]))
+    monkeypatch.setattr(R, "_learn", lambda state, cand, v, **kw: seen["learned"].append(cand.params["tile"]))
     return seen
 
 
@@ -94,3 +94,16 @@ def test_correct_variants_tuning_is_kept_for_the_next_rank_evaluations(judged: d
     assert "tuning" not in update["verdict"].model_dump()  # kept in the thread's state, not per verdict
     full = R._options(state, True, "full", None)
     assert full.tuning is None  # the delivered number is never timed on carried picks
+
+
+def test_the_breakdown_is_taken_where_the_profiler_may_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The candidate's per-kernel breakdown (a torch.profiler pass) costs seconds per evaluation:
+    a 'full' one takes it on a GPU; a 'rank' one only where the profiling child cannot run."""
+    gpu, cpu = RunSettings(device="cuda"), RunSettings(device="cpu")
+    monkeypatch.setattr(R.shutil, "which", lambda name: "/usr/bin/ncu")
+    assert R.wants_breakdown(gpu, "full") and not R.wants_breakdown(gpu, "rank")
+    assert not R.wants_breakdown(cpu, "full")
+    assert R.wants_breakdown(gpu.model_copy(update={"profile_budget_s": 0.0}), "rank")
+    monkeypatch.setattr(R.shutil, "which", lambda name: None)
+    assert R.wants_breakdown(gpu, "rank")
+    assert R._options(_state(), False, "rank", None).profile

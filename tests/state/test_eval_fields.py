@@ -20,10 +20,14 @@ VERDICT_KEYS = ["correct", "stage", "reason", "failed_checks", "usage_error", "r
                 "precision_policy", "precision_flags",
                 "baselines_in",  # added later, default None: older checkpoints load unchanged
                 "conv_flops",  # added later, default None: older checkpoints load unchanged
+                "stage_seconds",  # added later, default {}: older checkpoints load unchanged
+                "timed_runs",  # added later, default None: older checkpoints load unchanged
                 "baselines_reused",
                 "timing_mode"]  # added later, default "full": older checkpoints load unchanged
 ATTEMPT_KEYS = ["round", "node", "skill_id", "params", "source_hash", "outcome", "stage", "failed_checks",
-                "runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "error",
+                "runtime_ms", "eager_ms", "compile_ms", "speedup_vs_eager", "speedup_vs_compile",
+                "stage_seconds",  # added later, default {}: older checkpoints load unchanged
+                "error",
                 "profile_signature", "tokens", "note", "repeat_of",
                 "eval_s"]  # added last, default None: older checkpoints load unchanged
 
