@@ -10,8 +10,16 @@ pause failed is ended and its candidate judged again by itself (the caller's `ev
 whose result says the GPU was still busy at its turn (`contended`).
 
 On a GPU this needs NVML (the gate's check that the GPU is idle): without it the caller judges
-the candidates one after another. Never for a thread's first evaluation, which times eager and
-torch.compile: those baselines are timed once per problem, and reused by the side-by-side ones.
+the candidates one after another. What it does not keep apart: the judges' compile stages, where
+a candidate's autotuner times its configurations beside the others' GPU work, honest or not. A
+pick moved so changes that candidate's speed, never its verdict's correctness, and the delivered
+candidate is re-tuned and re-timed by itself (finalize); the timed runs that rank are a turn's
+alone. So side by side is opt-in (`run.parallel_judges`): on an H100 a round of real variants
+that autotuned new kernels ran slower so than one after another
+(problems/measurements/h100-2026-12-07-side-by-side/).
+
+Never for a thread's first evaluation, which times eager and torch.compile: those baselines are
+timed once per problem, and reused by the side-by-side ones.
 """
 
 from __future__ import annotations
