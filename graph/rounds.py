@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..nodes.runoff import RUN_OFF
 from ..state.graph_state import GraphState
 from ..state.records import Attempt
 
@@ -36,7 +37,8 @@ def round_records(state: GraphState) -> list[dict[str, Any]]:
     out = []
     for i, r in enumerate(rounds):
         plan = plans.get(r)
-        tried = [a for a in state.attempts if a.round == r]
+        tried = [a for a in state.attempts if a.round == r and a.node != RUN_OFF]
+        raced = [a for a in state.attempts if a.round == r and a.node == RUN_OFF]
         correct = [a.runtime_ms for a in tried if a.outcome == "correct" and a.runtime_ms is not None]
         before = befores[i]
         after = next((b for b in befores[i + 1:] if b is not None), final)
@@ -45,6 +47,9 @@ def round_records(state: GraphState) -> list[dict[str, Any]]:
                and fastest < before and after < before)
         if won and i == len(rounds) - 1 and state.best is not None:  # the final best is this round's
             won = state.best.hash in {a.source_hash for a in tried}
+        if won and raced:  # measured by the run-off: both timed together, not minutes apart
+            after = raced[-1].runtime_ms
+            before = raced[0].runtime_ms if raced[0].runtime_ms else before
         effect = (before / after if won else 1.0) if before and after and not cpu else None
         out.append({
             "round": r,
@@ -53,6 +58,7 @@ def round_records(state: GraphState) -> list[dict[str, Any]]:
             "reason": plan.reason if plan else "the first candidate: the author's default templates",
             "variants_planned": plan.all_variants() if plan else [],
             "variants": [_variant(a) for a in tried],
+            "run_off": [_variant(a) | {"note": a.note} for a in raced],
             "fastest_correct_ms": fastest,
             "best_before_ms": before,
             "best_after_ms": after,

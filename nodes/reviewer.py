@@ -28,7 +28,7 @@ from ..skill_index.stats import CPU
 from ..state.graph_state import GraphState, RunSettings, Verdict
 from ..state.records import ATTEMPT_FIELDS, Attempt, Candidate, source_hash
 from .repeats import earlier_evaluation, repeat_attempt, repeat_verdict
-from .runoff import near_win, runoff_won
+from .runoff import RUN_OFF, near_win, runoff_won
 from .runtime import get_index
 
 _OUTCOME = {"static": "static-reject", "load": "compile-error", "compile": "compile-error",
@@ -247,9 +247,9 @@ def run_off(state: GraphState, judged: list[Judged]) -> tuple[Judged | None, lis
             f"{again[0].runtime_ms or float('nan'):.4f} ms, judged together: "
             f"{'won' if won else 'not a measured gain'}")
     rerun = [(best, again[0], attempt_of(state, best, again[0], None).model_copy(
-                 update={"note": f"the best so far, judged again for a {said}"})),
+                 update={"node": RUN_OFF, "note": f"the best so far, judged again for a {said}"})),
              (cand, again[1], attempt_of(state, cand, again[1], None).model_copy(
-                 update={"note": f"{cand.note}; {said}"}))]
+                 update={"node": RUN_OFF, "note": f"{cand.note}; {said}"}))]
     return (rerun[1] if won else None), rerun
 
 

@@ -18,6 +18,8 @@ import math
 
 from ..state.graph_state import Verdict
 
+RUN_OFF = "run-off"
+"""The attempts' node of the two re-judges (the best's first, then the contender's)."""
 # Rationale: the standard error of a median of n runs is about 1.25 sigma / sqrt(n) and an
 # interquartile range about 1.35 sigma, so spread x 0.93 / sqrt(n); two of them make a margin.
 MEDIAN_SE_PER_SPREAD, MARGIN_SE = 0.93, 2.0

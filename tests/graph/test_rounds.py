@@ -65,3 +65,22 @@ def test_a_last_round_wins_only_if_the_final_best_is_its_own() -> None:
     assert round_records(state)[2]["won"] is True and round_records(state)[2]["effect"] == 1.1111
     state.best = Candidate(source="# the best before round 2")  # kept: the variant lost on review
     assert round_records(state)[2]["won"] is False
+
+
+def test_a_round_won_by_a_run_off_reports_the_run_off_s_gain() -> None:
+    # Round 2's variant ran 0.96 ms against the best's 1.0 inside the spread; the run-off judged
+    # the best again at 0.95 and the variant at 0.90: its effect is 0.95 / 0.90, its re-judges
+    # listed apart from the round's variants.
+    state = _state("cuda")
+    state.attempts[-1] = _a(2, {"split": "never"}, "correct", 0.96)
+    state.attempts += [_a(2, {}, "correct", 0.95, node="run-off"),
+                       _a(2, {"split": "never"}, "correct", 0.90, node="run-off")]
+    state.best_verdict = Verdict(correct=True, stage="done", runtime_ms=0.90)
+    state.best = Candidate(source="# round 2's variant")
+    state.attempts[-3].source_hash = state.best.hash
+    r2 = round_records(state)[2]
+    assert [v["params"] for v in r2["variants"]] == [{"split": "never"}] and len(r2["run_off"]) == 2
+    assert r2["fastest_correct_ms"] == 0.96 and r2["won"] is True
+    assert r2["effect"] == round(0.95 / 0.90, 4)
+    r1 = round_records(state)[1]
+    assert r1["run_off"] == [] and r1["won"] is True
