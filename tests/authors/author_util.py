@@ -30,6 +30,14 @@ def problem(source: str, name: str = "p", size: str = "small") -> Problem:
     return Problem(name=name, path=f"<{name}>", source=source, size=size)
 
 
+def task_with_best(source: str) -> AuthorTask:
+    """A CPU task whose best is the built-in author's first candidate: what a round's variants
+    are applied to."""
+    task = AuthorTask(problem=problem(source), device="cpu")
+    task.best = author().generate(task)
+    return task
+
+
 def generate(source: str, skill: str | None = None, params: dict | None = None,
              size: str = "small") -> Candidate:
     """The first candidate, or the candidate after applying `skill` (a template id), for `size`."""

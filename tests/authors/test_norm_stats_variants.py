@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from author_util import author, evaluate, generate, problem
-from kernelskill.authors.base import AuthorTask, same_code
+from author_util import author, evaluate, generate, task_with_best
+from kernelskill.authors.base import same_code
 from kernelskill.authors.builtin.runtime import norm_batch, norm_groups, norms
 from kernelskill.eval.harness import seeded
 from kernelskill.eval.problem import exec_module, load_problem
@@ -48,12 +48,6 @@ GN = PROBLEM.format(module="nn.GroupNorm(2, 4)", eval="", shape="1, 4, 97, 89")
 BN_EVAL = PROBLEM.format(module="nn.BatchNorm2d(5)", eval="\n        self.n.eval()", shape="3, 5, 11, 13")
 
 
-def _task(source: str) -> AuthorTask:
-    task = AuthorTask(problem=problem(source), device="cpu")
-    task.best = author().generate(task)
-    return task
-
-
 def test_skill_declares_variants_and_the_occupancy_limiter() -> None:
     skill = load_skills()[SKILL]
     assert len(VARIANTS) >= 2 and VARIANTS[0] == {"stats_tile": 1024}  # register pressure first
@@ -64,7 +58,7 @@ def test_skill_declares_variants_and_the_occupancy_limiter() -> None:
                                   "level3/02_resnet_basic_block"])
 def test_variants_change_the_source_and_the_default_does_not(name: str) -> None:
     src = (ROOT / f"{name}.py").read_text()
-    task = _task(src)
+    task = task_with_best(src)
     default = generate(src, SKILL).source
     assert generate(src, SKILL, DEFAULTS).source == default
     assert "'tile'" not in default and "'programs'" not in default
@@ -78,7 +72,7 @@ def test_variants_change_the_source_and_the_default_does_not(name: str) -> None:
 
 
 def test_eval_batch_norm_has_no_statistics_to_reshape() -> None:
-    task = _task(BN_EVAL)
+    task = task_with_best(BN_EVAL)
     assert not any(author().can_apply(SKILL, task, v) for v in VARIANTS)
 
 

@@ -140,11 +140,13 @@ PIXEL_COORDS = ["if SPLIT:", "    d = jj // (H * W)", "    h = (jj // W) % H", "
                 "else:", "    d = jj", "    h = jj", "    w = jj"]
 
 
-def window_tile_lines(channels: str) -> list[str]:
+def window_tile_lines(channels: str, rows_are_oh: bool = False) -> list[str]:
     """Kernel prologue of the window kernels (pooling, direct convolution): program ->
     (plane = (n, c) with `channels` per batch item, tile of BLOCK_R output rows (od, oh
     flattened, R of them) x BLOCK_W output columns); defines n, c, r, ow, od, oh, omask and the
-    window origins d0, h0, w0 (for args OD.. unused: R = OD * OH, OH, OW, SD.., PD.. constexprs)."""
+    window origins d0, h0, w0 (for args OD.. unused: R = OD * OH, OH, OW, SD.., PD.. constexprs).
+    `rows_are_oh`: a 1-D / 2-D kernel, whose OD is 1, takes row r as oh at od 0 without dividing
+    by OH (rows past R then only index in-plane or masked loads, and their stores are masked)."""
     return ["pid = tl.program_id(0)",
             "tiles_w = tl.cdiv(OW, BLOCK_W)",
             "per_plane = tl.cdiv(R, BLOCK_R) * tiles_w",
@@ -158,8 +160,7 @@ def window_tile_lines(channels: str) -> list[str]:
             "    ow = ow.to(tl.int64)",
             f"n = plane // {channels}",
             f"c = plane % {channels}",
-            "od = r // OH",
-            "oh = r % OH",
+            *(["od = r * 0", "oh = r"] if rows_are_oh else ["od = r // OH", "oh = r % OH"]),
             "omask = (r < R)[:, None] & (ow < OW)[None, :]",
             "d0 = (od * SD - PD)[:, None]",
             "h0 = (oh * SH - PH)[:, None]",
