@@ -78,8 +78,9 @@ def test_pause_without_a_pid_namespace(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_a_paused_then_resumed_child_reports_its_own_exit_code(tmp_path: Path) -> None:
-    run = S.sandboxed_popen([sys.executable, "-c", "import time; time.sleep(1.0); raise SystemExit(3)"],
-                            tmp_path, "cpu", timeout_s=30, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    code = "import time; time.sleep(1.0); raise SystemExit(3)"
+    run = S.sandboxed_popen([sys.executable, "-c", code], tmp_path, "cpu", timeout_s=30,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.3)
         assert pause(run)
