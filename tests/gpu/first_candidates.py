@@ -3,7 +3,8 @@ correctness against float64 (the evaluator's compare, yardstick under the policy
 and the candidate timed by the evaluator's protocol, then the candidate's largest kernels in one
 profiled forward. Needs no embedding model, so it can use a fresh machine's first call.
 
-    python3 tests/gpu/first_candidates.py [--precision default|strict|tf32] [--out DIR] PROBLEM...
+    python3 tests/gpu/first_candidates.py [--precision default|strict|tf32] [--out DIR]
+                                          [--variant JSON]... PROBLEM...
 
 Each candidate's source is written under --out (default /tmp) for a later look.
 """
@@ -13,6 +14,7 @@ import argparse
 import copy
 import gc
 import importlib.util
+import json
 import sys
 import time
 from pathlib import Path
@@ -25,7 +27,7 @@ from kernelskill.eval.judge.compare import compare
 from kernelskill.eval.precision import applied, policy
 from kernelskill.eval.problem import load_problem
 from kernelskill.eval.timing.protocol import Timer
-from kernelskill.state.records import Problem
+from kernelskill.state.records import Plan, Problem
 from torch.profiler import ProfilerActivity, profile
 
 
@@ -55,7 +57,8 @@ def top_kernels(fn, x: list, n: int = 6) -> str:  # noqa: ANN001
     return f"device {total:.0f} us: " + " | ".join(cells)
 
 
-def one(path: Path, pol_name: str, out: Path | None, author: BuiltinAuthor) -> None:
+def one(path: Path, pol_name: str, out: Path | None, author: BuiltinAuthor,
+        apply: dict | None = None) -> None:
     t0 = time.time()
     pol = policy(pol_name)
     source = path.read_text()
@@ -63,7 +66,14 @@ def one(path: Path, pol_name: str, out: Path | None, author: BuiltinAuthor) -> N
     task = AuthorTask(problem=Problem(name=path.stem, path=str(path), source=source, size="full"),
                       device="cuda", precision=pol.name)
     cand = author.generate(task)
-    cpath = (out or Path("/tmp")) / f"{path.parent.name}_{path.stem}.py"
+    tag = ""
+    if apply is not None:  # a skill's variant applied to the first candidate, as a round would
+        task.best = cand
+        cand = author.apply(task, Plan(skill_id=apply["skill"], params=apply.get("params") or {}))
+        params = apply.get("params") or {}
+        tag = "_" + "_".join(f"{k}-{v}" for k, v in sorted(params.items())) if params else "_default"
+        print(f"{path.parent.name}/{path.stem} with {apply['skill']} {params}:", flush=True)
+    cpath = (out or Path("/tmp")) / f"{path.parent.name}_{path.stem}{tag}.py"
     cpath.parent.mkdir(parents=True, exist_ok=True)
     cpath.write_text(cand.source)
     mod = load_module(cpath)
@@ -94,14 +104,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--precision", default="default")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--variant", action="append", default=[], type=json.loads, metavar="JSON",
+                    help='also a skill applied to the first candidate, e.g. '
+                         '\'{"skill": "depthwise-conv-direct", "params": {"tiles": "rows_per_thread"}}\' '
+                         "(repeatable; each timed like the first)")
     ap.add_argument("problems", nargs="+", type=Path)
     args = ap.parse_args()
     author = BuiltinAuthor()
     for p in args.problems:
-        try:
-            one(p, args.precision, args.out, author)
-        except Exception as e:  # noqa: BLE001 - one broken problem must not hide the others
-            print(f"{p}: FAILED {type(e).__name__}: {str(e)[:200]}", file=sys.stdout, flush=True)
+        for apply in [None, *args.variant]:
+            try:
+                one(p, args.precision, args.out, author, apply)
+            except Exception as e:  # noqa: BLE001 - one broken problem must not hide the others
+                print(f"{p}: FAILED {type(e).__name__}: {str(e)[:200]}", file=sys.stdout, flush=True)
 
 
 if __name__ == "__main__":
