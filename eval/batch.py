@@ -24,6 +24,7 @@ timed once per problem, and reused by the side-by-side ones.
 
 from __future__ import annotations
 
+import os
 import time
 
 from . import child
@@ -58,8 +59,6 @@ def width(opts: EvalOptions, parallel: int) -> int:
 def free_gpu_bytes() -> int | None:
     """Free memory of the GPU judges run on (CUDA_VISIBLE_DEVICES' first), from NVML without a
     CUDA context; None where NVML does not answer."""
-    import os
-
     try:
         import pynvml
 

@@ -217,16 +217,15 @@ def reviewer(state: GraphState) -> dict[str, Any]:
         timed = next((v for _, v, a in judged if a.repeat_of is None and v.eager_ms is not None), None)
         if timed is not None:
             update["baselines"] = [timed.eager_ms, timed.compile_ms]
-    raced = {id(rerun[1][0]): rerun} if rerun else {}
+    contender = rerun[1][0] if rerun else None
     for j in judged:
         cand, v, a = j
         # A skill's application ends when its candidate is correct or its repairs are spent; a
         # variant the graph does not go on with ends here.
         ends = v.correct or j is not shown or state.repairs >= s.repairs
         if cand.skill_id and a.repeat_of is None and ends:
-            if id(cand) in raced:  # its gain is the run-off's: both timed under the same conditions
-                pair = raced[id(cand)]
-                _learn(state, cand, pair[1][1], base=speed(pair[0][1]))
+            if cand is contender:  # its gain is the run-off's: both timed under the same conditions
+                _learn(state, cand, rerun[1][1], base=speed(rerun[0][1]))
             else:
                 _learn(state, cand, v)
     return update

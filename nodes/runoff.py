@@ -1,4 +1,4 @@
-"""A run-off: the best so far and a round's near-winner judged again, side by side.
+"""A run-off: the best so far and a round's near-winner judged again, together in one batch.
 
 A variant whose median beats the best by `min_gain` but not by the run-to-run spread either
 timing measured (reviewer.is_better) is neither a win nor a loss: the two medians came from

@@ -25,8 +25,8 @@ def proc_is_ours() -> bool:
     return os.readlink("/proc/self") == str(os.getpid())
 
 
-def states() -> dict[int, str]:
-    """Every process /proc shows: pid -> its state letter (R, S, D, T, Z...)."""
+def _table() -> dict[int, tuple[str, int]]:
+    """Every process /proc shows, in one pass: pid -> (its state letter, its parent's pid)."""
     out = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
@@ -35,24 +35,17 @@ def states() -> dict[int, str]:
                     stat = f.read()
             except OSError:
                 continue
-            out[int(name)] = stat[stat.rfind(")") + 2:].split()[0]
+            fields = stat[stat.rfind(")") + 2:].split()
+            out[int(name)] = (fields[0], int(fields[1]))
     return out
 
 
-def children_of(root: int) -> list[int]:
-    """Every live descendant of `root`, from /proc (parents before children)."""
+def children_of(root: int, table: dict[int, tuple[str, int]] | None = None) -> list[int]:
+    """Every live descendant of `root` (parents before children), from `table` or /proc."""
     kids: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if fields[0] != "Z":
-            kids.setdefault(int(fields[1]), []).append(int(name))
+    for pid, (state, parent) in (table if table is not None else _table()).items():
+        if state != "Z":
+            kids.setdefault(parent, []).append(pid)
     out, todo = [], list(kids.get(root, []))
     while todo:
         pid = todo.pop()
@@ -62,8 +55,8 @@ def children_of(root: int) -> list[int]:
 
 
 def _running() -> list[int]:
-    now = states()
-    return [pid for pid in children_of(os.getpid()) if now.get(pid, "X") not in _STOPPED]
+    table = _table()
+    return [pid for pid in children_of(os.getpid(), table) if table[pid][0] not in _STOPPED]
 
 
 def stop_descendants(cap_s: float = PAUSE_CAP_S) -> bool:

@@ -7,7 +7,9 @@ import re
 import tempfile
 import types
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kernelskill.authors.base import AuthorTask
 from kernelskill.authors.builtin.author import BuiltinAuthor
@@ -36,6 +38,30 @@ def task_with_best(source: str) -> AuthorTask:
     task = AuthorTask(problem=problem(source), device="cpu")
     task.best = author().generate(task)
     return task
+
+
+def against_eager(problem_source: str, candidate_source: str, name: str,
+                  before: Callable[[types.ModuleType], None] | None = None,
+                  ) -> tuple[types.ModuleType, Any, Any]:
+    """The candidate's module (`before` applied to it first) and its ModelNew and the problem's
+    Model built under one seed (small size), both run on one input and checked close to each
+    other: (module, ModelNew, Model)."""
+    import torch
+    from kernelskill.eval.harness import seeded
+    from kernelskill.eval.problem import exec_module, load_problem
+
+    mod = exec_module(candidate_source, f"{name}.py", name)
+    if before is not None:
+        before(mod)
+    prob = load_problem(problem_source, "small")
+    seeded(0)
+    ref = prob.model_cls()
+    seeded(0)
+    new = mod.ModelNew()
+    x = prob.get_inputs()[0]
+    with torch.no_grad():
+        torch.testing.assert_close(new(x), ref(x), rtol=1e-4, atol=1e-4)
+    return mod, new, ref
 
 
 def generate(source: str, skill: str | None = None, params: dict | None = None,

@@ -18,11 +18,8 @@ import types
 from pathlib import Path
 
 import pytest
-import torch
-from author_util import author, generate, task_with_best
+from author_util import against_eager, author, generate, task_with_best
 from kernelskill.authors.base import same_code
-from kernelskill.eval.harness import seeded
-from kernelskill.eval.problem import exec_module, load_problem
 from kernelskill.nodes.moves import by_limiter
 from kernelskill.skill_index import load_skills
 
@@ -122,17 +119,10 @@ def _same_as_eager(source: str, params: dict, i64: bool = False) -> str:
     """The candidate's output against eager's on one input; returns its source."""
     cand = generate(source, SKILL, params)
     assert SKILL in cand.author_state.templates, params
-    mod = exec_module(cand.source, "dw_variant.py", "dw_variant")
-    if i64:  # every launcher of the file plans 64-bit offsets
+    def wide(mod: types.ModuleType) -> None:  # every launcher of the file plans 64-bit offsets
         mod._i64 = lambda *tensors, n=0: True
-    prob = load_problem(source, "small")
-    seeded(0)
-    ref = prob.model_cls()
-    seeded(0)
-    new = mod.ModelNew()
-    x = prob.get_inputs()[0]
-    with torch.no_grad():
-        torch.testing.assert_close(new(x), ref(x), rtol=1e-4, atol=1e-4)
+
+    against_eager(source, cand.source, "dw_variant", wide if i64 else None)
     return cand.source
 
 

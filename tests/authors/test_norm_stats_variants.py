@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from author_util import author, evaluate, generate, task_with_best
+from author_util import against_eager, author, evaluate, generate, task_with_best
 from kernelskill.authors.base import same_code
 from kernelskill.authors.builtin.runtime import norm_batch, norm_groups, norms
-from kernelskill.eval.harness import seeded
-from kernelskill.eval.problem import exec_module, load_problem
 from kernelskill.nodes.moves import by_limiter
 from kernelskill.skill_index import load_skills
 
@@ -96,15 +94,7 @@ def _stats_blocks(source: str, params: dict) -> int:
     """BLOCK_A * BLOCK_C * BLOCK_B of the statistics plan the candidate made on its first call,
     checked against eager (and the running statistics for a batch norm)."""
     cand = generate(source, SKILL, params)
-    mod = exec_module(cand.source, "norm_stats_variant.py", "norm_stats_variant")
-    prob = load_problem(source, "small")
-    seeded(0)
-    ref = prob.model_cls()
-    seeded(0)
-    new = mod.ModelNew()
-    x = prob.get_inputs()[0]
-    with torch.no_grad():
-        torch.testing.assert_close(new(x), ref(x), rtol=1e-4, atol=1e-4)
+    mod, new, ref = against_eager(source, cand.source, "norm_stats_variant")
     for name, buf in ref.n.named_buffers():
         torch.testing.assert_close(new.n.get_buffer(name), buf, rtol=1e-5, atol=1e-5)
     (plan,) = [p for k, v in vars(mod).items() if k.startswith("_plans") for p in v.values()]
