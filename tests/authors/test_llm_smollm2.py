@@ -126,8 +126,11 @@ def test_graph_with_a_tiny_real_model_ends_cleanly(smollm2: str, tmp_path: Path)
     # Greedy decoding keeps the run reproducible; short replies keep it within CI's time.
     llm = LLMConfig(model=MODEL_NAME, base_url=smollm2, temperature=0.0, max_tokens=768, timeout_s=180,
                     retries=1)
-    settings = RunSettings(device="cpu", size="small", author="llm", rounds=2, repairs=1, trials=2,
-                           eval_timeout_s=300, baselines=False)
+    # Rationale: one round of two variants takes every edge an LLM run takes (generate, repair,
+    # plan, several variants in a round, finalize); two rounds of up to four variants took 357 s
+    # of CI's 30 minutes on one decoding thread (CI run of 2026-12-07).
+    settings = RunSettings(device="cpu", size="small", author="llm", rounds=1, variants=2, repairs=1,
+                           trials=2, eval_timeout_s=300, baselines=False)
     before, lines = runtime.config(), []
     runtime.set_config(KernelSkillConfig(llm=llm, paths=paths))
     try:

@@ -36,9 +36,14 @@ for line in sys.stdin:
         os.kill(os.getppid(), signal.SIGKILL)
         time.sleep(2)
         os._exit(0)
+    started = time.time()
+    deadline = started + 60  # bounded: a pool that holds replies back fails the test, not hangs it
+    while not all(os.path.exists(p) for p in task.get("wait_for", [])) and time.time() < deadline:
+        time.sleep(0.05)
+    waited_out = time.time() >= deadline
     time.sleep(task.get("sleep", 0))
     print(json.dumps({"key": task["key"], "wall_s": 0.1, "error": None, "tries": n,
-                      "started": time.time() - task.get("sleep", 0)}), flush=True)
+                      "started": started, "waited_out": waited_out}), flush=True)
 """
 
 
@@ -57,16 +62,25 @@ def _run(tmp: Path, tasks: list[dict[str, Any]], setup: dict[str, Any] | None = 
     for t in tasks:
         t["tries"] = str(tmp / f"{t['key']}.tries")
     seen: list[tuple[str, dict[str, Any], str]] = []
+
+    def on_result(task: dict[str, Any], reply: dict[str, Any], label: str) -> None:
+        seen.append((task["key"], reply, label))
+        (tmp / f"{task['key']}.handed").touch()  # a task may wait until others were handed back
+
     pool = RayPool(RayOptions(command=[sys.executable, str(script)], **options), setup or {}, tmp / "workers")
-    pool.run(tasks, lambda t, reply, label: seen.append((t["key"], reply, label)))
+    pool.run(tasks, on_result)
     return seen
 
 
 def test_each_task_holds_its_own_gpu_and_replies_stream_as_they_end(cluster: None, tmp_path: Path) -> None:
-    tasks = [{"key": "slow", "sleep": 4.0}] + [{"key": k, "sleep": 0.5} for k in "abcd"]
+    # "slow" runs until the other four were handed back to the driver, however long a loaded
+    # machine takes to start their workers: a pool that held replies until every task was back
+    # makes it wait out its deadline instead.
+    handed = [str(tmp_path / f"{k}.handed") for k in "abcd"]
+    tasks = [{"key": "slow", "wait_for": handed}] + [{"key": k, "sleep": 0.5} for k in "abcd"]
     seen = _run(tmp_path, tasks)
     assert sorted(k for k, _, _ in seen) == ["a", "b", "c", "d", "slow"]
-    assert seen[-1][0] == "slow"  # the fast ones were handed back while it still ran
+    assert seen[-1][0] == "slow" and not seen[-1][1]["waited_out"]  # the fast ones came back while it ran
     node = ray.get_runtime_context().get_node_id()
     for _key, reply, label in seen:
         assert reply["error"] is None and reply["gpu_index"] in ("0", "1") and reply["node_id"] == node

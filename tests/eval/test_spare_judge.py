@@ -135,7 +135,7 @@ def test_timing_waits_until_the_spare_started_beside_it_is_parked(
     parent holds its wait HOLD_S longer once the judge has entered its timing stage: the judge's
     clock shows that stage held up before its first timed run."""
     monkeypatch.setattr(C, "EARLY_SPARE_DEVICES", ("cpu",))
-    hold_s = 3.0
+    hold_s = 4.0
     real_wait, real_finish = C._Started.wait_parked, C._Started.finish
     judging: list[C._Started] = []
     parked_then: list[tuple[bool, int]] = []
@@ -163,7 +163,9 @@ def test_timing_waits_until_the_spare_started_beside_it_is_parked(
     held = r.stage_seconds.get("timing.imports", 0.0) + r.stage_seconds["timing.quiet"]
     assert held >= hold_s - 0.5, r.stage_seconds  # its own imports, then the wait for the close
     alone = evaluate(PROBLEM, good(), opts())  # no spare: stdin closed with the request
-    assert alone.stage_seconds["timing.quiet"] < 0.5, alone.stage_seconds
+    # Rationale: half the hold, not a fixed fraction of a second: a loaded 2-core CI machine can
+    # take a second to schedule the judge, which is no wait for the parent.
+    assert alone.stage_seconds["timing.quiet"] < hold_s / 2, alone.stage_seconds
 
 
 def test_a_held_spare_taken_before_it_is_freed_still_runs_its_evaluation(starts: list[str]) -> None:
