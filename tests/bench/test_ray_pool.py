@@ -65,7 +65,7 @@ def _run(tmp: Path, tasks: list[dict[str, Any]], setup: dict[str, Any] | None = 
 
     def on_result(task: dict[str, Any], reply: dict[str, Any], label: str) -> None:
         seen.append((task["key"], reply, label))
-        (tmp / f"{task['key']}.handed").touch()  # a task may wait until others were handed back
+        (tmp / f"{task['key'].replace('/', '__')}.handed").touch()  # others may wait for it
 
     pool = RayPool(RayOptions(command=[sys.executable, str(script)], **options), setup or {}, tmp / "workers")
     pool.run(tasks, on_result)
