@@ -33,9 +33,12 @@ def describe(node: str, update: dict[str, Any]) -> str | None:
     """One progress line for a node's update (pure; None when there is nothing to say)."""
     if node in ("generator", "repairer"):
         c = update.get("candidate")
-        if c is not None:
-            return f"{node}: {c.note}"
         errors = [a.error for a in update.get("attempts", []) if a.error]
+        if c is not None:
+            # A round's variants the author could not build, or that repeat other code, are not
+            # judged: say how many and the first reason, so a short round is not a mystery.
+            dropped = f" ({plural(len(errors), 'variant')} not judged: {errors[0][:120]})" if errors else ""
+            return f"{node}: {c.note}{dropped}"
         return f"{node}: no candidate: {errors[0] if errors else 'the author produced nothing'}"
     if node == "reviewer":
         v = update["verdict"]

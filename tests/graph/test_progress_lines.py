@@ -33,3 +33,16 @@ def test_reviewer_line_carries_the_variants() -> None:
     assert line is not None
     assert line.startswith("reviewer: correct, 3.9248 ms, 1.31x vs eager, 5 custom kernels")
     assert line.endswith("; variants: layout=contiguous 3.925 ms | default 4.039 ms")
+
+
+def test_generator_line_says_which_variants_were_not_judged() -> None:
+    from kernelskill.state.records import Candidate
+
+    cand = Candidate(source="x", author="llm", note="applied fuse-elementwise-chain")
+    dropped = attempt({"block": 256}, outcome="compile-error", ms=None)
+    dropped.error = "skill fuse-elementwise-chain with {'block': 256} generates the code of variant {}"
+    line = describe("generator", {"candidate": cand, "attempts": [dropped]})
+    assert line == ("generator: applied fuse-elementwise-chain (1 variant not judged: skill "
+                    "fuse-elementwise-chain with {'block': 256} generates the code of variant {})")
+    alone = describe("generator", {"candidate": cand, "attempts": []})
+    assert alone == "generator: applied fuse-elementwise-chain"
