@@ -72,8 +72,8 @@ class Author(Protocol):
     def can_apply(self, skill_id: str, task: AuthorTask | None = None,
                   params: dict[str, Any] | None = None) -> bool:
         """Whether this author can apply the skill; with a task, whether applying it (with these
-        variant parameters) to the task's best candidate would change anything (a no-op would
-        spend a round for nothing)."""
+        variant parameters) to the task's best candidate would change anything (a no-op, or code
+        the task already judged, would spend a round for nothing)."""
         ...
 
     def touches(self, skill_id: str, task: AuthorTask, params: dict[str, Any] | None,

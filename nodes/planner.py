@@ -21,7 +21,7 @@ from ..eval.precision import policy
 from ..state.graph_state import GraphState
 from ..state.output import plural
 from .generator import task_of
-from .moves import Option, aim, by_limiter, by_target, first_untried, plan_round, target_limiter
+from .moves import Option, aim, by_limiter, by_target, first_untried, plan_round, target_limiter, variant_key
 from .runtime import get_author, get_index
 
 CANDIDATE_SKILLS = 12
@@ -80,9 +80,27 @@ def planner(state: GraphState) -> dict[str, Any]:
         note = aim(limiter, why, hit.skill.bottlenecks, target, touched.get(hit.id))
         ranked.append(Option(hit.id, f"{hit.title} (score {hit.score:.2f}): {hit.reason}{note}", "ranked",
                              vs))
+
+    def differs(skill_id: str, params: dict[str, Any]) -> bool:
+        return author.can_apply(skill_id, task, params)
+
+    # An applied skill whose next variant changes the target kernel joins the ranked skills that do,
+    # ahead of those the dry run found leaving it as it is (H100, level3/05: the depthwise template's
+    # variants waited behind ranked skills that never reached its kernel). Its default is the best's
+    # own code, so the variant asked about is the first untried one that changes the best at all.
+    fallbacks: list[Option] = []
+    for sid in applied:
+        vs = variants(sid)
+        first = next((v for v in vs if variant_key(sid, v) not in tried and differs(sid, v)), None) \
+            if target else None
+        if first is not None and author.touches(sid, task, first, target) is True:
+            touched[sid] = True
+            why_here = aim(limiter, why, (), target, True)
+            ranked.append(Option(sid, f"untried variants of {sid}, already applied{why_here}", "variant", vs))
+        else:
+            fallbacks.append(Option(sid, f"untried variants of {sid}, already applied (ranked skills "
+                                    "exhausted)", "variant", vs))
     ranked = by_target(ranked, touched)
-    fallbacks = [Option(sid, f"untried variants of {sid}, already applied (ranked skills exhausted)",
-                        "variant", variants(sid)) for sid in applied]
     # Policy gates still hold (no TF32 skill under a strict run); profile gates do not: the
     # author's dry run below is the test of whether a template applies to this candidate.
     fallbacks += [Option(sk.id, f"{sk.title}: a template the author can apply (ranked skills and variants "
@@ -90,10 +108,10 @@ def planner(state: GraphState) -> dict[str, Any]:
                   for sk in index.allowed(allow_tf32=allow_tf32) if sk.id not in applied
                   and author.can_apply(sk.id)]
 
-    def differs(skill_id: str, params: dict[str, Any]) -> bool:
-        return author.can_apply(skill_id, task, params)
+    def loser(skill_id: str, params: dict[str, Any]) -> bool:
+        return index.known_loser(skill_id, params, profile.structures, gpu)
 
-    plan, why_not = plan_round(ranked, fallbacks, tried, differs, s.variants, profile.headroom)
+    plan, why_not = plan_round(ranked, fallbacks, tried, differs, s.variants, profile.headroom, loser)
     if plan is None:
         return {"plan": None, "stop_reason": why_not}
     plan = plan.model_copy(update={"round": state.round + 1, "best_ms": state.best_verdict.runtime_ms

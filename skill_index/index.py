@@ -20,7 +20,7 @@ from .facts import QueryFacts, query_facts
 from .gating import Policy, gate
 from .library import default_skills_dir, load_skills
 from .query_cache import CACHE_FILE, CachedEmbedder
-from .ranking import score, variant_order
+from .ranking import known_loser, score, variant_order
 from .schema import Skill, SkillError, variant_key
 from .stats import StatRecord
 from .stats_sql import open_stats
@@ -162,6 +162,16 @@ class SkillIndex:
         found = skill.all_variants() if skill is not None else [{}]
         wanted = list(structures)
         return variant_order(found, lambda v: self.stats.experience(skill_id, wanted, gpu, variant_key(v)))
+
+    def known_loser(self, skill_id: str, params: dict[str, Any], structures: Iterable[str] = (),
+                    gpu: str | None = None) -> bool:
+        """Whether the skill's variant lost by a wide margin every time it ran here, or the same
+        parameters did under other skills (ranking.known_loser): a round tries it last."""
+        if not params or gpu is None:  # the default is the skill itself; a CPU run has no timings
+            return False
+        wanted, key = list(structures), variant_key(params)
+        return known_loser(self.stats.experience(skill_id, wanted, gpu, key),
+                           self.stats.experience(None, wanted, gpu, key))
 
     def record_outcome(self, skill_id: str, structure: str, gpu: str, speedup: float | None,
                        correct: bool, variant: dict[str, Any] | None = None) -> StatRecord:

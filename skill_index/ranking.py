@@ -29,7 +29,8 @@ structure and bottleneck terms 37/38 each. Embedding the raw signature instead o
 - The gain term prefers skills whose wins were large (2x counts fully, 1.1x barely), damped by
   the same tries / (tries + 2) confidence, and capped so a single huge win cannot dominate.
 - Only tries timed on a GPU count: the CPU interpreter's timings say nothing about speed.
-- The same adjustment, on one variant's rows, orders the variants a round tries (`variant_order`).
+- The same adjustment, on one variant's rows, orders the variants a round tries (`variant_order`);
+  a variant that only ever lost by a wide margin (`known_loser`) waits until nothing else is left.
 """
 
 from __future__ import annotations
@@ -61,6 +62,21 @@ def experience_adjustment(exp: Experience) -> float:
         log_gain = max(-1.0, min(1.0, math.log2(exp.mean_gain)))
         adj += W_GAIN * log_gain * timed / (timed + 2)
     return adj
+
+
+LOSS = 0.67
+"""Mean gain at or below which a variant with no win is a known loser (1.5x slower than the best)."""
+
+
+def known_loser(own: Experience, shared: Experience) -> bool:
+    """A variant the memory says loses: no win and a mean gain at or below LOSS over its own timed
+    tries (this skill), or, with none, over two or more of other skills with the same parameters on
+    these structures (a precision knob several GEMM skills share: on an H100 level1/01's
+    `input_precision: ieee` ran 2.9x slower in each of six rounds, a quarter of their evaluations)."""
+    exp = own if own.tries - own.untimed else shared
+    timed = exp.tries - exp.untimed
+    enough = timed >= (1 if exp is own else 2)
+    return enough and exp.wins == 0 and exp.mean_gain is not None and exp.mean_gain <= LOSS
 
 
 def variant_order(variants: list[dict[str, Any]], experience: Callable[[dict[str, Any]], Experience]

@@ -155,12 +155,13 @@ class ExperienceStats:
             self._data = data
             return rec
 
-    def experience(self, skill_id: str, structures: Iterable[str] = (), gpu: str | None = None,
+    def experience(self, skill_id: str | None, structures: Iterable[str] = (), gpu: str | None = None,
                    variant: str | None = None) -> Experience:
-        """Sum a skill's records over `structures` (all when empty) on `gpu` (all when None), for one
-        `variant` (canonical JSON; all when None). CPU rows add tries, never wins or gains."""
+        """Sum a skill's records (every skill's when None) over `structures` (all when empty) on
+        `gpu` (all when None), for one `variant` (canonical JSON; all when None). CPU rows add
+        tries, never wins or gains."""
         wanted = set(structures)
-        rows = [r for r in self.records() if r.skill_id == skill_id
+        rows = [r for r in self.records() if (skill_id is None or r.skill_id == skill_id)
                 and (not wanted or r.structure in wanted) and (gpu is None or r.gpu in (gpu, CPU))
                 and (variant is None or r.variant == variant)]
         scope = ", ".join(sorted(wanted)) if wanted else "all structures"

@@ -16,7 +16,7 @@ from typing import Any
 from ...eval import precision
 from ...state.author_state import AuthorState, BuiltinConfig
 from ...state.output import plural
-from ...state.records import Candidate, Plan
+from ...state.records import Candidate, Plan, source_hash
 from ..base import Author, AuthorError, AuthorTask, same_code
 from .emit import assemble, assemble_verbatim
 from .emit_partial import Emission, assemble_partial
@@ -68,7 +68,11 @@ class BuiltinAuthor(Author):
         if task is None or task.best is None:
             return True
         source = self._dry_run(skill_id, task, params)
-        return source is not None and not same_code(source, task.best.source)
+        if source is None or same_code(source, task.best.source):
+            return False
+        # Code this task already judged is a repeat: its verdict stands (nodes/repeats.py), and the
+        # round would change nothing (H100, level3/05: a variant that rebuilt the first candidate).
+        return source_hash(source) not in {a.source_hash for a in task.attempts}
 
     def touches(self, skill_id: str, task: AuthorTask, params: dict[str, Any] | None,
                 kernel: str) -> bool | None:

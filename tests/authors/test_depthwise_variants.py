@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 from author_util import against_eager, author, generate, task_with_best
-from kernelskill.authors.base import same_code
+from kernelskill.authors.base import AuthorTask, same_code
 from kernelskill.nodes.moves import by_limiter
 from kernelskill.skill_index import load_skills
+from kernelskill.state.records import Attempt, Plan, source_hash
 
 SKILL = "depthwise-conv-direct"
 MOBILENET = (Path(__file__).resolve().parents[2] / "problems" / "level3" /
@@ -95,6 +96,20 @@ def test_mobilenet_kernel_variants_change_its_depthwise_kernel_and_the_default_d
                for v in KERNEL_VARIANTS)
     # Its depthwise convolution has no prologue (a training-mode batch norm's apply writes it).
     assert not author().can_apply(SKILL, task, MATERIALIZE)
+
+
+def test_a_variant_that_rebuilds_code_the_task_already_judged_is_no_move() -> None:
+    """Once a variant is the best, `prologue: materialize` on level3/05 emits the first candidate's
+    code again: judged in round 0, it would spend a round on nothing (H100, 2026-12-07)."""
+    task = task_with_best(MOBILENET)
+    first = task.best
+    task.best = author().apply(task, Plan(skill_id=SKILL, params=KERNEL_VARIANTS[0]))
+    assert author().can_apply(SKILL, task, MATERIALIZE)  # differs from the best...
+    judged = Attempt(round=0, node="generator", params={}, source_hash=source_hash(first.source),
+                     outcome="correct")
+    task = AuthorTask(problem=task.problem, device="cpu", best=task.best, attempts=[judged])
+    assert not author().can_apply(SKILL, task, MATERIALIZE)  # ...but is round 0's code
+    assert all(author().can_apply(SKILL, task, v) for v in KERNEL_VARIANTS[1:])
 
 
 @pytest.mark.parametrize("case", PROLOGUE_CASES)

@@ -1,7 +1,8 @@
 """The planner always has a move: ranked skills (those addressing the hottest kernel's limiter
 first), then untried variants of applied skills, then any template the author can apply; it stops
-only when nothing left changes the best candidate, or when the ranked skills are exhausted and the
-best already runs within 1.5x of its floor. Pure functions, no index, no author."""
+only when nothing left changes the best candidate, when the ranked skills are exhausted and the
+best already runs within 1.5x of its floor, or when it runs within 1.1x; variants the memory calls
+losers wait until nothing else is left. Pure functions, no index, no author."""
 
 from __future__ import annotations
 
@@ -75,6 +76,29 @@ def test_it_stops_only_when_nothing_differs_or_near_the_floor_and_says_which() -
     # Near the floor a ranked move is still taken: only the fallbacks are skipped.
     plan, _ = plan_round(ranked, fallbacks, set(), _everything_differs, 4, 1.2)
     assert plan is not None and plan.skill_id == "r"
+    # At the floor nothing is planned, ranked moves included.
+    plan, why = plan_round(ranked, fallbacks, set(), _everything_differs, 4, 1.09)
+    assert plan is None and why == "the best candidate runs within 1.1x of its speed-of-light floor (1.09x)"
+
+
+def test_known_losers_wait_until_no_option_has_another_move() -> None:
+    ieee = {"input_precision": "ieee"}
+    ranked = [_opt("tiles", ieee, {"f16_scales": "row"}), _opt("grouped", ieee)]
+
+    def loser(skill_id: str, params: dict[str, Any]) -> bool:
+        return params == ieee
+
+    plan, _ = plan_round(ranked, [], set(), _everything_differs, 4, 3.0, loser)
+    assert plan is not None and plan.skill_id == "tiles" and plan.variants == [{}, {"f16_scales": "row"}]
+    tried = {variant_key("tiles", {}), variant_key("tiles", {"f16_scales": "row"})}
+    plan, _ = plan_round(ranked, [], tried, _everything_differs, 4, 3.0, loser)
+    assert plan is not None and (plan.skill_id, plan.variants) == ("grouped", [{}])  # not tiles' loser
+    tried.add(variant_key("grouped", {}))
+    plan, _ = plan_round(ranked, [], tried, _everything_differs, 4, 3.0, loser)
+    assert plan is not None and (plan.skill_id, plan.variants) == ("tiles", [ieee])  # nothing else left
+    tried |= {variant_key("tiles", ieee), variant_key("grouped", ieee)}
+    plan, why = plan_round(ranked, [], tried, _everything_differs, 4, 3.0, loser)
+    assert plan is None and (why or "").startswith("nothing left")
 
 
 def _hit(skill_id: str, *bottlenecks: str) -> SimpleNamespace:

@@ -83,6 +83,10 @@ class FakeIndex:
     def allowed(self, **kw: Any) -> list[Any]:
         return []
 
+    def known_loser(self, skill_id: str, params: dict[str, Any], structures: Any = (),
+                    gpu: str | None = None) -> bool:
+        return False
+
 
 class FakeAuthor(Author):
     """Every skill changes the best; `verdicts` says which change the target kernel."""
@@ -156,3 +160,25 @@ def test_without_a_target_kernel_the_limiter_word_orders_and_no_dry_run_is_asked
     assert plan is not None and plan.skill_id == "conv-implicit-gemm"
     assert "addresses the limiter" in plan.reason
     assert planned.asked == []
+
+
+def test_an_applied_skills_variant_that_changes_the_target_goes_before_ranked_skills_that_do_not(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    hits = [_hit("conv-implicit-gemm", 0.9, "memory-bound"), _hit("pointwise-conv-as-gemm", 0.8)]
+    author = FakeAuthor({"conv-implicit-gemm": False, "pointwise-conv-as-gemm": False,
+                         "depthwise-direct": True})
+    monkeypatch.setattr(P, "get_index", lambda: FakeIndex(hits))
+    monkeypatch.setattr(P, "get_author", lambda settings: author)
+    state = _state(DW)
+    state.best = Candidate(source="x = 1\n", author_state={"templates": ["depthwise-direct"]})
+    plan = P.planner(state)["plan"]
+    assert plan is not None and (plan.skill_id, plan.move) == ("depthwise-direct", "variant")
+    assert plan.reason.endswith(f"; changes the target kernel {DW}")
+    # Where its variant leaves the target as it is, it waits for the ranked skills, as before.
+    author.verdicts["depthwise-direct"] = False
+    plan = P.planner(state)["plan"]
+    assert plan is not None and (plan.skill_id, plan.move) == ("conv-implicit-gemm", "ranked")
+    # No target kernel: no dry run, and the applied skill is a fallback.
+    author.asked.clear()
+    plan = P.planner(_state(None))["plan"]
+    assert plan is not None and plan.skill_id == "conv-implicit-gemm" and author.asked == []

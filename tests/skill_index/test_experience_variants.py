@@ -1,6 +1,6 @@
 """Memory that learns per (structure, skill, variant, device): CPU (interpreter) timings are never
 gains, files written before variants still load, variants are ordered by their own record, and two
-processes writing at once lose no update."""
+processes writing at once lose no update; a variant that only lost by a wide margin is held back."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import multiprocessing
 from pathlib import Path
 
-from kernelskill.skill_index import ExperienceStats
-from kernelskill.skill_index.ranking import experience_adjustment, variant_order
+from kernelskill.skill_index import ExperienceStats, SkillIndex
+from kernelskill.skill_index.ranking import experience_adjustment, known_loser, variant_order
 from kernelskill.skill_index.schema import variant_key
 from kernelskill.skill_index.stats import Experience
 
@@ -85,3 +85,34 @@ def test_two_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
     records = ExperienceStats(path).records()
     assert sum(r.tries for r in records) == 2 * n and len(records) == 4
     assert all(r.tries == n // 2 and r.wins == n // 2 for r in records)
+
+
+def test_a_variant_that_only_lost_widely_is_a_known_loser(tmp_path: Path) -> None:
+    stats = ExperienceStats(tmp_path / "stats.json")
+    ieee, row = variant_key({"input_precision": "ieee"}), variant_key({"f16_scales": "row"})
+
+    def loser(skill: str, key: str, gpu: str = "H100") -> bool:
+        return known_loser(stats.experience(skill, ["gemm"], gpu, key),
+                           stats.experience(None, ["gemm"], gpu, key))
+
+    stats.record_outcome("tiles", "gemm", "H100", 0.35, True, ieee)
+    stats.record_outcome("tiles", "gemm", "H100", 0.95, True, row)
+    assert loser("tiles", ieee) and not loser("tiles", row)  # 0.95x: within reach, not a loser
+    assert not loser("split-k", ieee)  # one other skill's loss is not yet evidence enough
+    stats.record_outcome("grouped", "gemm", "H100", 0.36, True, ieee)
+    assert loser("split-k", ieee)  # two losses of the same parameters under other skills
+    assert not loser("split-k", ieee, gpu="H200")  # another GPU's history does not count
+    stats.record_outcome("split-k", "gemm", "H100", 1.2, True, ieee)
+    assert not loser("split-k", ieee)  # its own record, a win, decides
+    for _ in range(3):
+        stats.record_outcome("cpu-only", "gemm", "cpu", 0.1, True, row)
+    assert not loser("cpu-only", row, gpu="cpu")  # interpreter timings are never evidence
+
+
+def test_the_index_holds_back_known_losers_only_where_it_has_timings(tmp_path: Path) -> None:
+    idx = SkillIndex(None, tmp_path / "index", tmp_path / "stats.json")  # nothing is embedded here
+    for skill in ("tiles", "grouped"):
+        idx.stats.record_outcome(skill, "gemm", "H100", 0.35, True, variant_key({"input_precision": "ieee"}))
+    assert idx.known_loser("split-k", {"input_precision": "ieee"}, ["gemm"], "H100")
+    assert not idx.known_loser("split-k", {}, ["gemm"], "H100")  # the default is the skill itself
+    assert not idx.known_loser("split-k", {"input_precision": "ieee"}, ["gemm"], None)  # a CPU run
