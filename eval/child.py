@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .judge.main import FREE, GO, PARKED, SPARE_FLAG
+from .judge.tuning import seed
 from .sandbox import layers as sandbox
+from .sandbox.env import ROLES, private_caches
 from .sandbox.signing import verify
 from .timing import ceilings
 
@@ -183,9 +185,10 @@ def stop_all() -> None:
 
 
 def _start(module: str, device: str, timeout_s: float, reference_only: bool,
-           request: dict | None, role: str | None = None) -> _Started:
+           request: dict | None, role: str | None = None, tuning: dict[str, str] | None = None) -> _Started:
     """Start `module` in a fresh scratch folder with its key on stdin; `request` None: a spare
-    judge, which gets its request through `finish`."""
+    judge, which gets its request through `finish`. `tuning`: autotuning records written into the
+    child's own Triton cache before it starts (a role that shares the compile caches gets none)."""
     key = secrets.token_bytes(32)
     tmp = tempfile.TemporaryDirectory(prefix="kernelskill-eval-")
     d = Path(tmp.name)
@@ -194,6 +197,9 @@ def _start(module: str, device: str, timeout_s: float, reference_only: bool,
         if request is not None:
             req.write_text(json.dumps(request))
         progress.write_text("load")
+        role = role or ("judge" if module == JUDGE else "child")
+        if tuning and not ROLES[role].shared_caches:
+            seed(private_caches(d)["TRITON_CACHE_DIR"], tuning)  # chowned with the folder below
         gpu_ceilings = device == "cuda" and module != ceilings.MODULE and not reference_only
         table = ceilings.prepare(d, run_child) if gpu_ceilings else {}
         # -P: the working directory is not put on sys.path; cwd is the scratch folder anyway.
@@ -203,8 +209,7 @@ def _start(module: str, device: str, timeout_s: float, reference_only: bool,
         with open(log, "wb") as logf:
             run = sandbox.sandboxed_popen(cmd, d, device, timeout_s=timeout_s, stdin=subprocess.PIPE,
                                           stdout=logf, stderr=subprocess.STDOUT,
-                                          reference_only=reference_only,
-                                          role=role or ("judge" if module == JUDGE else "child"))
+                                          reference_only=reference_only, role=role)
         with _LIVE_LOCK:
             _LIVE.append(run)
         try:
@@ -219,7 +224,8 @@ def _start(module: str, device: str, timeout_s: float, reference_only: bool,
 
 
 def run_child(module: str, request: dict, device: str, timeout_s: float,
-              reference_only: bool = False, role: str | None = None) -> ChildRun:
+              reference_only: bool = False, role: str | None = None,
+              tuning: dict[str, str] | None = None) -> ChildRun:
     """Run `python -P -m MODULE REQUEST RESULT PROGRESS` in a scratch folder, in the sandbox
     (eval/sandbox/layers.py: allowlisted environment, namespaces, rlimits, another uid where possible).
 
@@ -227,11 +233,12 @@ def run_child(module: str, request: dict, device: str, timeout_s: float,
     of `timeout_s`, and in any case once it exits, it and everything it started are killed.
     `reference_only`: the child runs only the user's reference (sandbox.sandboxed_popen).
     `role`: sandbox.ROLES' name; by default "judge" for the judge, "child" for any other module.
+    `tuning`: autotuning records (eval/judge/tuning.py) seeded into a child's private Triton cache.
     Inside `spare_judges()`, a judge started ahead for the same device and timeout runs it.
     """
     child = _SPARES.take(module, device, timeout_s, reference_only)
     if child is None:
-        child = _start(module, device, timeout_s, reference_only, request, role)
+        child = _start(module, device, timeout_s, reference_only, request, role, tuning)
     # Only a judge's run holds the next spare: a child it starts itself (the GPU ceilings measured
     # once) must not free that spare while the run is still on.
     early = device in EARLY_SPARE_DEVICES and module == JUDGE and not reference_only

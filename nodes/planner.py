@@ -88,8 +88,12 @@ def planner(state: GraphState) -> dict[str, Any]:
     # ahead of those the dry run found leaving it as it is (H100, level3/05: the depthwise template's
     # variants waited behind ranked skills that never reached its kernel). Its default is the best's
     # own code, so the variant asked about is the first untried one that changes the best at all.
+    # The skill that wrote the target kernel goes first among them (level3/05: channels-last-layout,
+    # earlier in the template list, spent a round on the depthwise kernel's layout before the
+    # depthwise template's own variants, which won).
+    owner = state.best.author_state.kernel_skills.get(target) if target and state.best else None
     fallbacks: list[Option] = []
-    for sid in applied:
+    for sid in sorted(applied, key=lambda sid: sid != owner):
         vs = variants(sid)
         first = next((v for v in vs if variant_key(sid, v) not in tried and differs(sid, v)), None) \
             if target else None

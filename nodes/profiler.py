@@ -197,7 +197,8 @@ def profile_from_result(r: ProfileResult, ops: OpSummary, subject: str | None = 
                 kernel_count=tl.launches if tl else ops.compute_ops,
                 kernels=kernels, subject=subject, gpu=r.gpu_name, precision_policy=r.precision_policy,
                 bandwidth_gbs=r.bandwidth_gbs, peak_tflops=r.fp32_tflops, ncu_status=r.ncu_status,
-                busy_ms=tl.busy_us / 1e3 if tl else None)
+                busy_ms=tl.busy_us / 1e3 if tl else None,
+                seconds={**({"wall": round(r.wall_s, 2)} if r.wall_s is not None else {}), **r.stage_s})
     if tl and tl.launches and r.runtime_ms and r.device == "cuda":
         p.launch_gap_us = max(0.0, r.runtime_ms * 1e3 - tl.busy_us) / tl.launches
     if r.device != "cuda":
@@ -283,7 +284,8 @@ def profiler(state: GraphState) -> dict[str, Any]:
         r = profile(state.problem.source, cand.source,
                     ProfileOptions(size=s.size, precision=s.precision, budget_s=s.profile_budget_s,
                                    work=known_work(state)),
-                    problem_name=state.problem.path, candidate_name=f"candidate_{cand.hash}.py")
+                    problem_name=state.problem.path, candidate_name=f"candidate_{cand.hash}.py",
+                    tuning=state.tuning)
         if r.ok:
             return {"profile": profile_from_result(r, ops, subject)}
         why = "the profiling child failed"

@@ -28,7 +28,7 @@ from ..skill_index.stats import CPU
 from ..state.graph_state import GraphState, RunSettings, Verdict
 from ..state.records import ATTEMPT_FIELDS, Attempt, Candidate, source_hash
 from .repeats import earlier_evaluation, repeat_attempt, repeat_verdict
-from .runoff import RUN_OFF, near_win, runoff_won
+from .runoff import RUN_OFF, clear_win, near_win, runoff_won
 from .runtime import get_index
 
 _OUTCOME = {"static": "static-reject", "load": "compile-error", "compile": "compile-error",
@@ -197,8 +197,11 @@ def reviewer(state: GraphState) -> dict[str, Any]:
     judged = judge(state, batch)
     winner, shown = pick(judged, state.best_verdict, s.min_gain)
     rerun: list[Judged] = []
-    if winner is None:  # a near-winner is decided by a run-off (nodes/runoff.py)
-        winner, rerun = run_off(state, judged)
+    if winner is None or not clear_win(winner[1], state.best_verdict):
+        # A near-winner, or a win an evaluation's difference could explain: a run-off decides.
+        raced, rerun = run_off(state, judged)
+        if rerun:
+            winner = raced
         shown = winner or shown
     # The one the graph goes on with is logged last: routing and repairs read the latest attempt.
     logged = [j for j in judged + rerun if j is not shown]

@@ -10,6 +10,12 @@ variant at 0.798 ms could not beat the 16%. The run-off judges both sources agai
 under the same conditions, and decides on those two medians: by `min_gain` and by how sure each
 median is (the spread over the square root of its runs, `median_doubt`), not by the spread of
 single runs.
+
+A clear win goes to a run-off too, unless it clears CLEAR_WIN: the best's median is from another
+evaluation, usually the thread's first and 'full' one, while a round's are 'rank' ones. On an
+H100 (2026-12-07, problems/measurements/h100-2026-12-07-target-variants/rounds-b/) level1/01's
+rounds rank-timed code close to the first candidate's at 0.837-0.913 ms against its full 0.923 ms,
+and two of those "won" (0.866, 0.808 ms) although finalize re-timed the delivered one at 0.896.
 """
 
 from __future__ import annotations
@@ -23,6 +29,17 @@ RUN_OFF = "run-off"
 # Rationale: the standard error of a median of n runs is about 1.25 sigma / sqrt(n) and an
 # interquartile range about 1.35 sigma, so spread x 0.93 / sqrt(n); two of them make a margin.
 MEDIAN_SE_PER_SPREAD, MARGIN_SE = 0.93, 2.0
+# Rationale: medians of one source from two evaluations have differed by up to 10% (above); a gain
+# of more than 1.25x is no such difference, and re-judging it would cost two evaluations for nothing.
+CLEAR_WIN = 1.25
+
+
+def clear_win(v: Verdict, best: Verdict | None) -> bool:
+    """Pure: is `v`'s gain over the best beyond any difference between two evaluations (or is
+    there no timed best to compare with)? Anything less that beats the best is raced again."""
+    if best is None or not best.correct or not best.runtime_ms:
+        return True
+    return bool(v.runtime_ms) and v.runtime_ms * CLEAR_WIN < best.runtime_ms
 
 
 def near_win(v: Verdict, best: Verdict | None, min_gain: float) -> bool:

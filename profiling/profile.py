@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +109,9 @@ class ProfileResult:
     """The timeline's forward replayed a CUDA graph the runtime's wrapper kept (graph_forward.py)."""
     ncu_status: str = "not run"
     ncu_s: float | None = None
+    stage_s: dict[str, float] = field(default_factory=dict)
+    """Seconds of each stage inside the child (load: build and candidate import; timeline: warm-up
+    with its Triton compiles and autotuning, and the traced forward; ncu: Nsight Compute's run)."""
     elapsed_s: float | None = None
     """Seconds inside the child, from its request to its result."""
     wall_s: float | None = None
@@ -131,8 +134,14 @@ class ProfileResult:
 
 # ---- the parent side --------------------------------------------------------------------
 def profile(problem_source: str, candidate_source: str | None = None, options: ProfileOptions | None = None,
-            *, problem_name: str = "problem.py", candidate_name: str = "candidate.py") -> ProfileResult:
-    """Profile the candidate (or the reference) in one sandboxed child within `budget_s`."""
+            *, problem_name: str = "problem.py", candidate_name: str = "candidate.py",
+            tuning: dict[str, str] | None = None) -> ProfileResult:
+    """Profile the candidate (or the reference) in one sandboxed child within `budget_s`.
+
+    `tuning`: the run's autotuning picks (eval/judge/tuning.py), seeded into the child's own Triton
+    cache so that its warm-up compiles each tuned kernel once instead of re-running its autotuner.
+    Safe for the reason rank evaluations take them: a pick only chooses launch parameters of the
+    candidate's own kernels, and a profile steers the planner; it reports no delivered number."""
     opts = options or ProfileOptions()
     r = ProfileResult(device=opts.device, size=opts.size, subject="reference" if candidate_source is None
                       else "candidate", precision_policy=opts.precision)
@@ -152,7 +161,7 @@ def profile(problem_source: str, candidate_source: str | None = None, options: P
         return r
     run = run_child("kernelskill.profiling.profile", request(problem_source, candidate_source, opts,
                                                           problem_name, candidate_name),
-                    opts.device, limit_s(opts))
+                    opts.device, limit_s(opts), tuning=tuning)
     if run.payload is None:
         r.stage, r.log_tail, r.wall_s = run.stage, run.log_tail, run.elapsed_s
         r.reason = (f"timed out after {limit_s(opts):g} s during {run.stage}" if run.timed_out
@@ -191,7 +200,11 @@ def measure(req: dict[str, Any], progress: Path | None = None, scratch: Path | N
     r = ProfileResult(device=opts.device, size=opts.size, subject="reference" if req["candidate_source"]
                       is None else "candidate", precision_policy=opts.precision)
 
+    mark = [started]
+
     def stage(name: str) -> None:
+        now = time.time()
+        r.stage_s[r.stage], mark[0] = round(now - mark[0], 2), now
         r.stage = name
         if progress is not None:
             progress.write_text(name)

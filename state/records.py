@@ -146,6 +146,9 @@ class Profile(BaseModel):
                                       "(nodes/limiter.py), which the planner asks the author whether a "
                                       "skill changes; None: no kernels, or an older record")
     notes: list[str] = Field(default_factory=list, description="Caveats a reader of the numbers needs")
+    seconds: dict[str, float] = Field(default_factory=dict, description="What this profile cost: 'wall' "
+                                      "(the parent's wait, child start included) and the profiling "
+                                      "child's stages (load, timeline, timing, work, ncu); {}: no child ran")
 
 
 class Plan(BaseModel):

@@ -31,9 +31,9 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     real = C._start
 
     def counted(module: str, device: str, timeout_s: float, reference_only: bool, request: dict | None,
-                role: str | None = None):
+                role: str | None = None, tuning: dict | None = None):
         seen.append("spare" if request is None else "request")
-        return real(module, device, timeout_s, reference_only, request, role)
+        return real(module, device, timeout_s, reference_only, request, role, tuning)
 
     monkeypatch.setattr(C, "_start", counted)
     return seen

@@ -14,11 +14,16 @@ GPUS=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
 echo "$GPUS GPU(s), precision $P, bench folder $B"
 timeout 90 python3 tests/gpu/prewarm_compile_cache.py --precision "$P" 14 "$@" > "$OUT/prewarm.txt" 2>&1
 echo "prewarm $(($(date +%s)-KS_START))s: $(grep -c FAILED "$OUT/prewarm.txt") failed"
+# The experience statistics travel with the folder: a later call, or session, goes on learning from
+# what the earlier rows measured (a second pass over the same problems starts from the first's).
+STATS=${XDG_CACHE_HOME:-$HOME/.cache}/kernelskill/skill_stats.json; mkdir -p "$(dirname "$STATS")"
+[ -f "$B/skill_stats.json" ] && [ ! -f "$STATS" ] && cp "$B/skill_stats.json" "$STATS"
 RES=""; [ -f "$B/results.jsonl" ] && RES=--resume
 # SIGINT, not TERM: the bench's Ctrl-C path stops the workers and writes the summary of what finished.
 timeout -s INT $(( $(left) - 25 )) python3 -m kernelskill.cli bench "$@" --precision "$P" --rounds "${KS_ROUNDS:-1}" \
     --out "$B" $RES > "$OUT/bench.txt" 2> "$OUT/bench.err"; echo "bench rc=$? $(($(date +%s)-KS_START))s"
 grep -E "^\[|bench:" "$OUT/bench.err" | cut -c1-200 | tail -14
 cat "$OUT/bench.txt"
+[ -f "$STATS" ] && cp "$STATS" "$B/skill_stats.json"
 tar czf "$OUT/$N.tgz" -C runs "$N"
 echo "done $(($(date +%s)-KS_START))s"

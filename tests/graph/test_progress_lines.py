@@ -46,3 +46,16 @@ def test_generator_line_says_which_variants_were_not_judged() -> None:
                     "fuse-elementwise-chain with {'block': 256} generates the code of variant {})")
     alone = describe("generator", {"candidate": cand, "attempts": []})
     assert alone == "generator: applied fuse-elementwise-chain"
+
+
+def test_profiler_line_says_what_the_profile_cost() -> None:
+    from kernelskill.state.records import Profile
+
+    p = Profile(source="gpu", bottleneck="memory-bound", structures=["conv", "elementwise"],
+                seconds={"wall": 20.6, "load": 1.2, "timeline": 6.4, "timing": 0.7, "ncu": 9.3})
+    assert describe("profiler", {"profile": p}) == (
+        "profiler: memory-bound (gpu); conv, elementwise [profiled in 21 s: timeline 6, ncu 9]")
+    p.seconds = {"wall": 3.0}
+    assert describe("profiler", {"profile": p}).endswith("elementwise [profiled in 3 s]")
+    p.seconds = {}  # the reviewer's breakdown or a static profile: no child ran
+    assert describe("profiler", {"profile": p}) == "profiler: memory-bound (gpu); conv, elementwise"

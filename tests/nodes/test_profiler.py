@@ -213,18 +213,24 @@ def test_node_on_cuda_without_ncu_uses_the_reviewers_breakdown(monkeypatch: pyte
 
 def test_node_on_cuda_with_ncu_profiles_each_new_best_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str | None] = []
+    picks = {"A" * 52 + "/k.autotune.json": "{}"}
 
-    def fake_profile(problem: str, cand: str | None, opts: ProfileOptions, **_: object) -> ProfileResult:
+    def fake_profile(problem: str, cand: str | None, opts: ProfileOptions, **kw: object) -> ProfileResult:
         calls.append(cand)
         assert opts.budget_s == P.NODE_BUDGET_S and opts.device == "cuda"
-        return result("softmax_hand")
+        assert kw["tuning"] == picks  # the run's autotuning picks: the child does not re-tune
+        r = result("softmax_hand")
+        r.wall_s, r.stage_s = 14.2, {"load": 1.0, "ncu": 8.5}
+        return r
 
     monkeypatch.setattr(P.shutil, "which", lambda _: "/usr/bin/ncu")
     monkeypatch.setattr(P, "profile", fake_profile)
     v = Verdict(correct=True, stage="done", runtime_ms=1.5)
     s = state("cuda", v)
+    s.tuning = picks
     p = P.profiler(s)["profile"]
     assert len(calls) == 1 and p.subject == s.best.hash and p.kernels[0].dram_pct == 87.25
+    assert p.seconds == {"wall": 14.2, "load": 1.0, "ncu": 8.5}
     assert P.profiler(state("cuda", v, p))["profile"] is p and len(calls) == 1  # same best: reused
 
     monkeypatch.setattr(P, "profile", lambda *a, **kw: ProfileResult(reason="Boom: candidate crashed"))

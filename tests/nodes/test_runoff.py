@@ -1,7 +1,8 @@
 """A round's near-winner (faster than the best by min_gain on the medians, not by the spread of
-single runs) is decided by a run-off: the best's source and the contender's judged again in one
-batch, compared by min_gain and by how sure the two medians are (nodes/runoff.py). No evaluator
-runs here: evaluate_many is replaced by one that answers from a script."""
+single runs), or a winner by less than CLEAR_WIN, is decided by a run-off: the best's source and
+the contender's judged again in one batch, compared by min_gain and by how sure the two medians
+are (nodes/runoff.py). No evaluator runs here: evaluate_many is replaced by one that answers from
+a script."""
 
 from __future__ import annotations
 
@@ -89,6 +90,22 @@ def test_a_near_winner_that_loses_its_run_off_changes_nothing(script: dict) -> N
     assert "best" not in update and len(script["calls"]) == 2
     assert "not a measured gain" in update["attempts"][-2].note
     assert update["attempts"][-1].params == {"tile": 1}  # the one the graph goes on with, last
+
+
+def test_a_win_by_less_than_a_clear_win_is_raced_again(script: dict) -> None:
+    # level1/01 on an H100: a variant rank-timed 12% under the best's full median, beyond both
+    # spreads (is_better says yes); judged together again it is the best's equal.
+    state = _state()
+    state.best_verdict = v(1.0, 0.01, 200)
+    script["answers"] = [[(0.88, 0.01), (0.95, 0.01), (None, 0.0)], [(0.90, 0.01), (0.895, 0.01)]]
+    assert R.is_better(v(0.88), state.best_verdict, 1.02)
+    update = R.reviewer(state)
+    assert "best" not in update and len(script["calls"]) == 2
+    assert script["calls"][1][0] == ["best source", _cand(1).source]
+    assert "not a measured gain" in update["attempts"][-2].note
+    script["calls"].clear()
+    script["answers"] = [[(0.88, 0.01), (0.95, 0.01), (None, 0.0)], [(0.90, 0.01), (0.80, 0.01)]]
+    assert R.reviewer(state)["best_verdict"].runtime_ms == 0.80  # the run-off's median, not 0.88
 
 
 def test_no_run_off_for_a_clear_win_or_a_clear_loss(script: dict) -> None:

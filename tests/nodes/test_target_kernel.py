@@ -182,3 +182,20 @@ def test_an_applied_skills_variant_that_changes_the_target_goes_before_ranked_sk
     author.asked.clear()
     plan = P.planner(_state(None))["plan"]
     assert plan is not None and plan.skill_id == "conv-implicit-gemm" and author.asked == []
+
+
+def test_among_applied_skills_that_change_the_target_the_one_that_wrote_it_goes_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    author = FakeAuthor({"channels-last-layout": True, "depthwise-direct": True})
+    monkeypatch.setattr(P, "get_index", lambda: FakeIndex([]))
+    monkeypatch.setattr(P, "get_author", lambda settings: author)
+    state = _state(DW)
+    templates = ["channels-last-layout", "depthwise-direct"]
+    state.best = Candidate(source="x = 1\n", author_state={
+        "templates": templates, "kernel_skills": {DW: "depthwise-direct", "_cv": "channels-last-layout"}})
+    plan = P.planner(state)["plan"]
+    assert plan is not None and (plan.skill_id, plan.move) == ("depthwise-direct", "variant")
+    # Without the map (an older checkpoint), the best's template order decides, as before.
+    state.best = Candidate(source="x = 1\n", author_state={"templates": templates})
+    plan = P.planner(state)["plan"]
+    assert plan is not None and plan.skill_id == "channels-last-layout"

@@ -187,3 +187,57 @@ def test_cpu_child_measures_time_flops_and_bytes() -> None:
     assert r.runtime_ms > 0 and r.bytes == 4 * (33 * 70 * 2 + 70)
     assert r.flops == 3 * 33 * 70  # add, relu, multiply per element (eval/timing/op_flops.py)
     assert r.ncu_status == "not run: no GPU" and r.floor_ms is None
+
+
+# Fails its forward unless its Triton cache holds exactly WANT's records when it first runs.
+SEEDED = """
+import os
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, cols):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(cols))
+        self.found = None
+
+    def forward(self, x):
+        if self.found is None:
+            cache, self.found = os.environ["TRITON_CACHE_DIR"], {}
+            for key in (sorted(os.listdir(cache)) if os.path.isdir(cache) else []):
+                for name in sorted(os.listdir(os.path.join(cache, key))):
+                    self.found[key + "/" + name] = open(os.path.join(cache, key, name)).read()
+        if self.found != WANT:
+            raise RuntimeError("cache holds " + repr(sorted(self.found)))
+        return torch.relu(x + self.bias) * 2.0
+"""
+
+
+def test_the_profiling_child_starts_with_the_runs_tuning_picks_rebuilt() -> None:
+    """The child itself, past the parent's static checks (which refuse `os`): as a candidate that
+    got past them would look, it finds exactly the rebuilt records in its own cache."""
+    from kernelskill.eval.child import run_child
+    from kernelskill.eval.judge import tuning as T
+    from kernelskill.profiling.profile import limit_s, request
+
+    key, name = "A" * 52, "k.autotune.json"
+    good = json.dumps({"key": [64, "torch.float32"], "configs_timings": [[
+        {"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_ctas": 1, "num_stages": 2, "maxnreg": None,
+         "pre_hook": "os.system('x')", "ir_override": None}, [0.5]]]})
+    want = {f"{key}/{name}": T.rebuild(good)}
+    assert "os.system" not in want[f"{key}/{name}"]
+    problem = (FIX.parent / "relu_scale.py").read_text()
+    source = SEEDED.replace("!= WANT", f"!= {want!r}")
+    opts = ProfileOptions(device="cpu", size="small", budget_s=60)
+
+    def child(tuning: dict[str, str] | None) -> ProfileResult:
+        run = run_child("kernelskill.profiling.profile", request(problem, source, opts), "cpu",
+                        limit_s(opts), tuning=tuning)
+        assert run.payload is not None, run.log_tail[-600:]
+        return ProfileResult.from_dict(run.payload)
+
+    r = child({f"{key}/{name}": good, f"../{name}": good})  # the second lands nowhere
+    assert r.ok, r.reason
+    assert set(r.stage_s) >= {"load", "timeline", "timing", "work"}
+    r = child(None)  # no picks: an empty cache, and the candidate's check fails
+    assert not r.ok and "cache holds []" in (r.reason or "")
