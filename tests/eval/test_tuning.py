@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -17,6 +18,9 @@ from kernelskill.eval.api import _run_worker
 from kernelskill.eval.judge import tuning as T
 from kernelskill.eval.judge.link import CandidateLink
 from kernelskill.eval.types import EvalOptions, EvalResult
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+from candidates import tuning_reader  # noqa: E402
 
 KEY = "A" * 52
 NAME = "matmul_kernel.autotune.json"
@@ -108,35 +112,12 @@ def test_merge_keeps_the_newer_record_and_a_cap() -> None:
 # ---- through the real judge (CPU) --------------------------------------------------------------
 PROBLEM = (Path(__file__).resolve().parents[1] / "fixtures" / "relu_scale.py").read_text()
 EVIL_KEY = "C" * 52
-# Answers right only when the records its Triton cache holds at its first forward are exactly WANT
-# (a candidate may read its cache; writing there is library code's alone).
-READER = """
-import os
-import torch
-import torch.nn as nn
-
-class ModelNew(nn.Module):
-    def __init__(self, cols):
-        super().__init__()
-        self.bias = nn.Parameter(torch.randn(cols))
-        self.found = None
-
-    def forward(self, x):
-        if self.found is None:
-            cache, self.found = os.environ["TRITON_CACHE_DIR"], {}
-            for key in (sorted(os.listdir(cache)) if os.path.isdir(cache) else []):
-                for name in sorted(os.listdir(os.path.join(cache, key))):
-                    if name.endswith(".autotune.json"):
-                        self.found[key + "/" + name] = open(os.path.join(cache, key, name)).read()
-        right = torch.relu(x + self.bias) * 2.0
-        return right if self.found == WANT else right + 1.0
-"""
 
 
 def _judge(want: dict[str, str], **opts: object) -> EvalResult:
     o = EvalOptions(device="cpu", size="small", trials=1, timeout_s=120, baselines=False, timing=False,
                     **opts)
-    source = READER.replace("== WANT", f"== {want!r}")
+    source = tuning_reader(want)
     return _run_worker(PROBLEM, source, o, "relu_scale.py", "cand.py", EvalResult(device="cpu"))
 
 

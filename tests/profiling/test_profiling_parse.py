@@ -8,6 +8,7 @@ test builds a few rows in the documented format and says so.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -189,33 +190,13 @@ def test_cpu_child_measures_time_flops_and_bytes() -> None:
     assert r.ncu_status == "not run: no GPU" and r.floor_ms is None
 
 
-# Fails its forward unless its Triton cache holds exactly WANT's records when it first runs.
-SEEDED = """
-import os
-import torch
-import torch.nn as nn
-
-class ModelNew(nn.Module):
-    def __init__(self, cols):
-        super().__init__()
-        self.bias = nn.Parameter(torch.randn(cols))
-        self.found = None
-
-    def forward(self, x):
-        if self.found is None:
-            cache, self.found = os.environ["TRITON_CACHE_DIR"], {}
-            for key in (sorted(os.listdir(cache)) if os.path.isdir(cache) else []):
-                for name in sorted(os.listdir(os.path.join(cache, key))):
-                    self.found[key + "/" + name] = open(os.path.join(cache, key, name)).read()
-        if self.found != WANT:
-            raise RuntimeError("cache holds " + repr(sorted(self.found)))
-        return torch.relu(x + self.bias) * 2.0
-"""
 
 
 def test_the_profiling_child_starts_with_the_runs_tuning_picks_rebuilt() -> None:
     """The child itself, past the parent's static checks (which refuse `os`): as a candidate that
     got past them would look, it finds exactly the rebuilt records in its own cache."""
+    sys.path.insert(0, str(FIX.parent))
+    from candidates import tuning_reader
     from kernelskill.eval.child import run_child
     from kernelskill.eval.judge import tuning as T
     from kernelskill.profiling.profile import limit_s, request
@@ -227,7 +208,7 @@ def test_the_profiling_child_starts_with_the_runs_tuning_picks_rebuilt() -> None
     want = {f"{key}/{name}": T.rebuild(good)}
     assert "os.system" not in want[f"{key}/{name}"]
     problem = (FIX.parent / "relu_scale.py").read_text()
-    source = SEEDED.replace("!= WANT", f"!= {want!r}")
+    source = tuning_reader(want, mismatch="raise")
     opts = ProfileOptions(device="cpu", size="small", budget_s=60)
 
     def child(tuning: dict[str, str] | None) -> ProfileResult:
