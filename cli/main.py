@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "skills": ("cmd_skills", "browse, search and score the optimization skill library"),
     "graph": ("cmd_graph", "print the agent graph (Mermaid)"),
     "bench": ("cmd_bench", "optimize a suite of problems, one worker per GPU; results, metrics, HTML report"),
+    "passes": ("cmd_passes", "two bench passes of the same problems: rounds and evaluations to the best"),
     "wheelhouse": ("cmd_wheelhouse", "download every wheel an air-gapped GPU host needs"),
     "state": ("cmd_state", "the state database: set up its tables, migrate SQLite threads into PostgreSQL"),
 }
