@@ -4,7 +4,7 @@
 # judge (rank timing, with and without the full evaluation's autotuning picks) to size the gap between
 # a rank median and a full one; the compile seconds of a first forward, serial against a thread
 # pool's compile-only pass first (tests/gpu/parallel_compile.py, on level1/01's and level3/05's
-# delivered solutions, delivered.tgz); then torch.compile's caches filled for the round table's sample.
+# delivered solutions, delivered.tgz).
 KS_START=$(date +%s); cd "$(dirname "$0")/../../.." || exit 1; . tests/gpu/host_setup.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 M=problems/measurements/h100-2026-12-07-runoff; D=.cmp/delivered; mkdir -p $D && tar xzf $M/delivered.tgz -C $D
@@ -17,8 +17,5 @@ echo "second full rc=$? $(($(date +%s)-KS_START))s"
 timeout $(left 300) python3 tests/gpu/parallel_compile.py problems/level1/01_matmul_square.py:$D/l1_01_delivered.py \
     problems/level3/05_mobilenet_inverted_residual.py:$D/l3_05_delivered.py > "$OUT/call1_parallel_compile.txt" 2>&1
 echo "parallel_compile rc=$? $(($(date +%s)-KS_START))s"
-timeout $(left 330) python3 tests/gpu/prewarm_compile_cache.py --precision default 14 \
-    $(cat tests/gpu/rounds_sample.txt) > "$OUT/call1_prewarm.txt" 2>&1
-echo "prewarm rc=$? $(($(date +%s)-KS_START))s: $(grep -c FAILED "$OUT/call1_prewarm.txt") failed"
 cut -c1-260 "$OUT/call1_rank_vs_full.txt" | grep -v Warning
 cut -c1-400 "$OUT/call1_parallel_compile.txt"
