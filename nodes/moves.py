@@ -27,6 +27,7 @@ from typing import Any
 
 from ..state.records import Plan, Profile
 from ..state.vocab import BOTTLENECKS
+from .runoff import RUN_OFF
 
 NEAR_FLOOR = 1.5
 """Headroom (runtime / floor) at or below which running out of ranked skills may end the run."""
@@ -114,6 +115,38 @@ Check = Callable[[str, dict[str, Any]], bool]
 
 def never(skill_id: str, params: dict[str, Any]) -> bool:
     return False
+
+
+# Rationale: the GEMM skills share their variants (input precision, fp16 part scales), which act on
+# the same launcher whatever the skill; on an H100 level1/01 judged `f16_scales: row` and `chunk`
+# in five rounds, each time slower than that round's default (0.88-0.97 ms against 0.81-0.91):
+# half of each round's evaluations, measuring again what the rounds before had measured.
+LOST_HERE = 2
+
+
+def lost_here(attempts: list[Any], skill_id: str, params: dict[str, Any], times: int = LOST_HERE) -> bool:
+    """Pure: did these parameters lose to their round's default variant (params {}) every time this
+    task judged them under another skill, at least `times` times? A loss is an incorrect variant or
+    one slower than the default judged in the same round; one variant faster than its default and
+    they are no loser."""
+    if not params:
+        return False
+    losses = 0
+    for a in attempts:
+        judged = a.repeat_of is None and a.stage not in ("", "author") and a.node != RUN_OFF
+        if a.params != params or a.skill_id in (None, skill_id) or not judged:
+            continue
+        if a.outcome != "correct":
+            losses += 1
+            continue
+        default = next((b.runtime_ms for b in attempts if b.round == a.round and b.skill_id == a.skill_id
+                        and not b.params and b.outcome == "correct" and b.runtime_ms), None)
+        if default is None or a.runtime_ms is None:
+            continue
+        if a.runtime_ms < default:
+            return False
+        losses += 1
+    return losses >= times
 
 
 def first_move(options: list[Option], tried: set[tuple[str | None, str]], differs: Check, cap: int,

@@ -21,7 +21,17 @@ from ..eval.precision import policy
 from ..state.graph_state import GraphState
 from ..state.output import plural
 from .generator import task_of
-from .moves import Option, aim, by_limiter, by_target, first_untried, plan_round, target_limiter, variant_key
+from .moves import (
+    Option,
+    aim,
+    by_limiter,
+    by_target,
+    first_untried,
+    lost_here,
+    plan_round,
+    target_limiter,
+    variant_key,
+)
 from .runtime import get_author, get_index
 
 CANDIDATE_SKILLS = 12
@@ -113,7 +123,8 @@ def planner(state: GraphState) -> dict[str, Any]:
                   and author.can_apply(sk.id)]
 
     def loser(skill_id: str, params: dict[str, Any]) -> bool:
-        return index.known_loser(skill_id, params, profile.structures, gpu)
+        return lost_here(state.attempts, skill_id, params) or \
+            index.known_loser(skill_id, params, profile.structures, gpu)
 
     plan, why_not = plan_round(ranked, fallbacks, tried, differs, s.variants, profile.headroom, loser)
     if plan is None:

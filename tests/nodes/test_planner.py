@@ -123,3 +123,30 @@ def test_the_hottest_kernels_limiter_picks_the_skill() -> None:
     named = unlabelled.model_copy(update={"limiter": "occupancy-limited",
                                           "limiter_rationale": "k (100%): regs"})
     assert target_limiter(named) == ("occupancy-limited", "k (100%): regs")
+
+
+def test_parameters_that_lost_to_their_rounds_default_twice_under_other_skills_wait() -> None:
+    from kernelskill.nodes.moves import lost_here
+    from kernelskill.state.records import Attempt
+
+    def att(rnd: int, skill: str, params: dict, ms: float | None, outcome: str = "correct",
+            stage: str = "done") -> Attempt:
+        return Attempt(round=rnd, node="generator", skill_id=skill, params=params, source_hash=f"{rnd}{ms}",
+                       outcome=outcome, stage=stage, runtime_ms=ms)
+
+    row = {"f16_scales": "row"}
+    log = [att(1, "gemm-tile-shapes", {}, 0.866), att(1, "gemm-tile-shapes", row, 0.902),
+           att(2, "gemm-grouped-tile-order", {}, 0.808), att(2, "gemm-grouped-tile-order", row, 0.884)]
+    assert lost_here(log, "gemm-split-k", row)
+    assert not lost_here(log[:2], "gemm-split-k", row)  # once is not yet a pattern
+    assert not lost_here(log, "gemm-split-k", {})  # a skill's own default is never held back
+    # Its own skill's tries do not count: there the variant is the move under test.
+    assert not lost_here(log[2:] + [att(3, "gemm-split-k", {}, 0.9), att(3, "gemm-split-k", row, 0.95)],
+                         "gemm-split-k", row)
+    # One round where it beat its default and it is no loser.
+    assert not lost_here(log + [att(3, "gemm-split-k", {}, 0.9), att(3, "gemm-split-k", row, 0.85)],
+                         "gemv-bandwidth-kernel", row)
+    # An incorrect try is a loss; one the author never built (stage 'author') is not judged at all.
+    failed = [att(1, "a", row, None, "incorrect"), att(2, "b", row, None, "compile-error", stage="author")]
+    assert not lost_here(failed, "c", row)
+    assert lost_here(failed + [att(3, "b", row, None, "incorrect")], "c", row)

@@ -199,3 +199,21 @@ def test_among_applied_skills_that_change_the_target_the_one_that_wrote_it_goes_
     state.best = Candidate(source="x = 1\n", author_state={"templates": templates})
     plan = P.planner(state)["plan"]
     assert plan is not None and plan.skill_id == "channels-last-layout"
+
+
+def test_a_variant_that_lost_to_its_rounds_default_under_two_other_skills_waits(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    author = FakeAuthor({})
+    monkeypatch.setattr(P, "get_index", lambda: FakeIndex([_hit("s3", 0.9)]))
+    monkeypatch.setattr(P, "get_author", lambda settings: author)
+
+    def att(rnd: int, skill: str, params: dict[str, Any], ms: float) -> Attempt:
+        return Attempt(round=rnd, node="generator", skill_id=skill, params=params, source_hash=f"{skill}{ms}",
+                       outcome="correct", stage="done", runtime_ms=ms)
+
+    lost = [att(1, "s1", {}, 0.86), att(1, "s1", {"v": 2}, 0.90),
+            att(2, "s2", {}, 0.81), att(2, "s2", {"v": 2}, 0.88)]
+    plan = P.planner(_state(None, lost))["plan"]
+    assert plan is not None and plan.skill_id == "s3" and plan.variants == [{}]  # {"v": 2} waits
+    plan = P.planner(_state(None, lost[:2]))["plan"]  # one loss: still tried
+    assert plan is not None and plan.variants == [{}, {"v": 2}]
