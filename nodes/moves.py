@@ -124,11 +124,13 @@ def never(skill_id: str, params: dict[str, Any]) -> bool:
 LOST_HERE = 2
 
 
-def lost_here(attempts: list[Any], skill_id: str, params: dict[str, Any], times: int = LOST_HERE) -> bool:
+def lost_here(attempts: list[Any], skill_id: str, params: dict[str, Any], times: int = LOST_HERE,
+              timed: bool = True) -> bool:
     """Pure: did these parameters lose to their round's default variant (params {}) every time this
     task judged them under another skill, at least `times` times? A loss is an incorrect variant or
     one slower than the default judged in the same round; one variant faster than its default and
-    they are no loser."""
+    they are no loser. `timed` False (a CPU run: interpreter timings rank nothing): only incorrect
+    variants count."""
     if not params:
         return False
     losses = 0
@@ -138,6 +140,8 @@ def lost_here(attempts: list[Any], skill_id: str, params: dict[str, Any], times:
             continue
         if a.outcome != "correct":
             losses += 1
+            continue
+        if not timed:
             continue
         default = next((b.runtime_ms for b in attempts if b.round == a.round and b.skill_id == a.skill_id
                         and not b.params and b.outcome == "correct" and b.runtime_ms), None)

@@ -123,7 +123,7 @@ def planner(state: GraphState) -> dict[str, Any]:
                   and author.can_apply(sk.id)]
 
     def loser(skill_id: str, params: dict[str, Any]) -> bool:
-        return lost_here(state.attempts, skill_id, params) or \
+        return lost_here(state.attempts, skill_id, params, timed=s.device == "cuda") or \
             index.known_loser(skill_id, params, profile.structures, gpu)
 
     plan, why_not = plan_round(ranked, fallbacks, tried, differs, s.variants, profile.headroom, loser)
