@@ -13,6 +13,7 @@ import torch
 from kernelskill.authors.builtin import runtime
 from kernelskill.authors.builtin.runtime import (
     attention,
+    attention_parts,
     common,
     conv_gemm,
     conv_layout,
@@ -44,7 +45,8 @@ CONVERTED = {common: runtime.COLLAPSE, scan: runtime.SCAN_RUNTIME, reductions: r
              pool_window: runtime.POOL_WINDOW, pool_global: runtime.POOL_GLOBAL,
              graph_replay: runtime.GRAPH_REPLAY, graph_forward: runtime.GRAPH_FORWARD,
              guards: runtime.GUARDS, conv_gemm: runtime.CONV_GEMM, conv_parts: runtime.CONV_PARTS,
-             conv_layout: runtime.CONV_LAYOUT, conv_tail: runtime.CONV_TAIL, attention: runtime.ATTENTION}
+             conv_layout: runtime.CONV_LAYOUT, conv_tail: runtime.CONV_TAIL, attention: runtime.ATTENTION,
+             attention_parts: runtime.ATTENTION_PARTS}
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 ALLOWED = {"torch", "triton", "triton.language", "math"}
 HEADER = "import math\nimport torch\nimport triton\nimport triton.language as tl\n"

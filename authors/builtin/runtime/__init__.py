@@ -15,6 +15,7 @@ from types import ModuleType
 
 from . import (
     attention,
+    attention_parts,
     common,
     conv_gemm,
     conv_layout,
@@ -84,6 +85,8 @@ POOL_GLOBAL = source(pool_global)
 """The global-pooling launchers' plan (runtime/pool_global.py); it calls CP_PLANS' and theirs."""
 ATTENTION = source(attention)
 """The attention launchers' run and the kernel's score helper (runtime/attention.py); it calls COLLAPSE's."""
+ATTENTION_PARTS = source(attention_parts)
+"""Attention on fp16 parts (runtime/attention_parts.py); it calls ATTENTION's, COLLAPSE's and GEMM_PREP's."""
 GRAPH_REPLAY = source(graph_replay)
 """CUDA-graph replay's helpers (runtime/graph_replay.py), pasted before ModelNew."""
 GRAPH_FORWARD = source(graph_forward)

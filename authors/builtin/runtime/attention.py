@@ -77,13 +77,13 @@ def _attn_split(n: int) -> tuple[int, int]:
     return full, 0
 
 
-def _attn_run(kern, q, k, v, m, scale, p):
-    """Attention of one region: `p` holds the reference's form (literal flags from the
-    generator): kt (k arrives transposed), packed (heads, batch_first) or None, divide (the
-    scores are divided by `scale`), mask mode / fill / mask_first, causal, bthd (write the
-    output as (B, T, H, dv) and return its (B, H, T, dv) view), weights (softmax, relu, sigmoid);
-    variants, absent from older files: head_major (programs ordered by head, then batch),
-    split_d (head dims split into two power-of-two blocks where that pads less, `_attn_split`)."""
+def _attn_views(q, k, v, m, scale, p):
+    """The views every attention launch takes from the reference's form `p` (literal flags from
+    the generator: kt (k arrives transposed), packed (heads, batch_first) or None, divide (the
+    scores are divided by `scale`), mask mode / fill / mask_first, causal, bthd (write the output
+    as (B, T, H, dv) and return its (B, H, T, dv) view), weights (softmax, relu, sigmoid)) ->
+    (flat, the output as the caller returns it; None when there is nothing to compute, else the
+    kernel's (q4, k4, v4, m4, o) as (Z, H, rows, cols) views, the scale and the mask mode)."""
     packed = p["packed"]
     if packed is not None:
         heads, batch_first = packed
@@ -117,20 +117,37 @@ def _attn_run(kern, q, k, v, m, scale, p):
             m4 = m4.view(torch.uint8)
     else:
         m4 = q4
-    z, h = q4.shape[0], q4.shape[1]
-    if z * h * tq == 0:
-        return flat
-    fill = float(p["fill"])
-    args = [q4, k4, v4, m4, o, float(scale), fill, z, h, tq, tk, d, dv,
-            *q4.stride(), *k4.stride(), *v4.stride(), *m4.stride(), *o.stride()]
+    if q4.shape[0] * q4.shape[1] * tq == 0:
+        return flat, None
     mode = p["mask"] if m is not None else _ATTN_NONE
+    return flat, ((q4, k4, v4, m4, o), float(scale), mode)
+
+
+def _attn_flags(p, mode):
+    """The kernels' shared constexpr keywords for the form `p` and mask mode."""
+    return dict(MASK=mode, MASK_FIRST=p["mask_first"], CAUSAL=p["causal"],
+                WEIGHTS=_ATTN_WEIGHTS[p.get("weights", "softmax")],
+                HEAD_MAJOR=bool(p.get("head_major", False)))
+
+
+def _attn_run(kern, q, k, v, m, scale, p):
+    """Attention of one region (`_attn_views` names the form's flags); variants, absent from
+    older files: head_major (programs ordered by head, then batch), split_d (head dims split into
+    two power-of-two blocks where that pads less, `_attn_split`). One program per (query tile,
+    batch x head)."""
+    flat, views = _attn_views(q, k, v, m, scale, p)
+    if views is None:
+        return flat
+    (q4, k4, v4, m4, o), scale, mode = views
+    z, h, tq, d = q4.shape
+    tk, dv = k4.shape[-2], v4.shape[-1]
+    args = [q4, k4, v4, m4, o, scale, float(p["fill"]), z, h, tq, tk, d, dv,
+            *q4.stride(), *k4.stride(), *v4.stride(), *m4.stride(), *o.stride()]
     if p.get("split_d", False):
         (bd, bd1), (bdv, bdv1) = _attn_split(d), _attn_split(dv)
     else:
         bd, bd1, bdv, bdv1 = max(16, _npow2(d)), 0, max(16, _npow2(dv)), 0
     kern[lambda meta: (_cdiv(tq, meta["BLOCK_M"]), z * h)](
-        *args, MASK=mode, MASK_FIRST=p["mask_first"], CAUSAL=p["causal"],
-        WEIGHTS=_ATTN_WEIGHTS[p.get("weights", "softmax")], I64=_i64(q4, k4, v4, m4, o),
-        BLOCK_D=bd, BLOCK_DV=bdv, HEAD_MAJOR=bool(p.get("head_major", False)), BLOCK_D1=bd1,
-        BLOCK_DV1=bdv1)
+        *args, **_attn_flags(p, mode), I64=_i64(q4, k4, v4, m4, o), BLOCK_D=bd, BLOCK_DV=bdv,
+        BLOCK_D1=bd1, BLOCK_DV1=bdv1)
     return flat

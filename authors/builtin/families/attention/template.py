@@ -4,16 +4,20 @@ the rewrite hook that finds attention in a captured program (match.py)."""
 from __future__ import annotations
 
 from ...frontend.ir import Op, Program, Region
-from ...runtime import ATTENTION, COLLAPSE
+from ...runtime import ATTENTION, ATTENTION_PARTS, COLLAPSE, GEMM_PREP
 from ...templates.base import EmitContext, Emitted, Template
+from ..gemm.match import precision
 from .kernel import render
+from .kernel_parts import render_parts
 from .match import rewrite_attention
 
 _FLAGS = ("kt", "packed", "divide", "mask", "fill", "mask_first", "causal", "bthd", "weights")
 # The skill's variants (ctx.params), added to the flags only when on, so that the default emits
 # the launch call it always did. split_d is emitted whatever the head dims: the launcher splits
 # only where that pads less (`_attn_split`), and the timed size may have other head dims.
-_VARIANTS = ("head_major", "split_d")
+# f16_parts swaps the kernel for kernel_parts.py's (fp16 parts replace tf32x3, so only where the
+# dots would be tf32x3; it pads head dims whole, so split_d does nothing beside it).
+_VARIANTS = ("head_major", "split_d", "f16_parts")
 
 
 def attention_ok(op: Op) -> bool:
@@ -22,17 +26,23 @@ def attention_ok(op: Op) -> bool:
 
 
 def emit_attention(region: Region, ctx: EmitContext) -> Emitted:
-    """One fused kernel for the region's attention op, its launcher (one `_attn_run` call with the
-    op's form and the variants on in `ctx.params` as literal flags) and the forward line."""
+    """One fused kernel for the region's attention op, its launcher (one `_attn_run` call, or
+    `_attn_parts_run` under f16_parts, with the op's form and the variants on in `ctx.params` as
+    literal flags) and the forward line."""
     ctx.share("collapse", COLLAPSE)
     ctx.share("attention", ATTENTION)
+    parts = bool(ctx.params.get("f16_parts", False)) and precision(ctx) == "tf32x3"
+    if parts:
+        ctx.share("gemm_prep", GEMM_PREP)
+        ctx.share("attention_parts", ATTENTION_PARTS)
     op = region.anchor
     a = op.attrs
     kname, lname = ctx.name("attention_kernel"), ctx.name("attention")
     flags = {f: a[f] for f in _FLAGS}
-    flags.update({f: True for f in _VARIANTS if ctx.params.get(f, False)})
+    flags.update({f: True for f in _VARIANTS if ctx.params.get(f, False) and (f != "f16_parts" or parts)})
+    run = "_attn_parts_run" if parts else "_attn_run"
     helper = "\n".join([f"def {lname}(q, k, v, m, s):",
-                        f"    return _attn_run({kname}, q, k, v, m, s, {flags!r})"])
+                        f"    return {run}({kname}, q, k, v, m, s, {flags!r})"])
     ins = [v.name for v in op.inputs]
     n_qkv = 1 if a["packed"] is not None else 3
     qkv = ins[:n_qkv] * (3 // n_qkv)
@@ -40,7 +50,8 @@ def emit_attention(region: Region, ctx: EmitContext) -> Emitted:
     mask = rest.pop(0) if a["has_mask"] else "None"
     scale = rest.pop(0) if a["has_scale"] else "None"
     line = f"{op.out.name} = {lname}({', '.join(qkv)}, {mask}, {scale})"
-    return Emitted(kernels=[render(kname, ctx)], helpers=[helper], lines=[line])
+    kernel = render_parts(kname) if parts else render(kname, ctx)
+    return Emitted(kernels=[kernel], helpers=[helper], lines=[line])
 
 
 class AttentionTemplate(Template):

@@ -1,0 +1,118 @@
+"""flash-attention-tiling's `f16_parts` variant under the interpreter: K and V split once into
+scaled fp16 parts, every product three fp16 dots; against PyTorch's attention in float64 on
+inputs whose rows and columns span many decades (the scales must carry them), on several query
+and key tiles (a partial last one included), with each mask form; and the generated candidate
+is a move of its own, judged correct by the evaluator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+import triton
+from author_util import generate
+from kernelskill.authors.builtin.families.attention.kernel_parts import _attn_parts_kernel
+from kernelskill.authors.builtin.runtime.attention import _ATTN_ADD, _ATTN_FILL, _ATTN_KEEP, _ATTN_NONE
+from kernelskill.authors.builtin.runtime.attention_parts import _ATTN_PARTS_N, _attn_parts, _attn_parts_run
+from kernelskill.eval.api import evaluate
+from kernelskill.eval.types import EvalOptions
+from test_attention_variants import ATTN, PROBLEM, _reference, _Spy
+
+OPTIONS = EvalOptions(device="cpu", size="small", timing=False, baselines=False, trials=2)
+
+
+def _kernel() -> _Spy:
+    # Small query tiles so that T = 100 takes seven of them; BLOCK_N is V's scale chunk (fixed).
+    cfg = triton.Config({"BLOCK_M": 16, "BLOCK_N": _ATTN_PARTS_N}, num_warps=4)
+    return _Spy(triton.autotune([cfg], key=["TQ", "TK", "D", "DV"])(_attn_parts_kernel))
+
+
+def _spread(t: torch.Tensor, dim: int, lo: int = -6, hi: int = 6) -> torch.Tensor:
+    """`t` with its slices along `dim` scaled over decades (10^lo .. 10^hi)."""
+    shape = [1] * t.dim()
+    shape[dim] = t.shape[dim]
+    return t * torch.logspace(lo, hi, t.shape[dim]).reshape(shape)
+
+
+# (name, mask shape or None, mask mode, causal, weights). Z = 2, H = 3, T = 100 queries and keys
+# (two key tiles of 64, the second partial).
+CASES = [
+    ("per_head_bias", (3, 100, 100), _ATTN_ADD, False, "softmax"),
+    ("causal", None, _ATTN_NONE, True, "softmax"),
+    ("bool_keep", (2, 1, 100, 100), _ATTN_KEEP, False, "softmax"),
+    ("bool_fill", (100, 100), _ATTN_FILL, False, "softmax"),
+    ("relu_bias", (3, 100, 100), _ATTN_ADD, False, "relu"),
+    ("sigmoid", None, _ATTN_NONE, False, "sigmoid"),
+]
+
+
+@pytest.mark.parametrize("head_major", [False, True])
+@pytest.mark.parametrize(("name", "mshape", "mode", "causal", "weights"), CASES, ids=[c[0] for c in CASES])
+def test_parts_match_sdpa(head_major: bool, name: str, mshape: tuple[int, ...] | None, mode: int,
+                          causal: bool, weights: str) -> None:
+    torch.manual_seed(0)
+    z, h, t, d, dv, scale = 2, 3, 100, 20, 12, 0.2
+    # Query and key rows over four decades and value columns over twelve: one scale per tensor
+    # would push the small ones into fp16's subnormals.
+    q, k = _spread(torch.randn(z, h, t, d), 2, -4, 0), _spread(torch.randn(z, h, t, d), 2, -4, 0).flip(2)
+    v = _spread(torch.randn(z, h, t, dv), 3)
+    mask = None
+    if mshape is not None:
+        if mode in (_ATTN_KEEP, _ATTN_FILL):
+            mask = torch.randn(mshape) > (-0.5 if mode == _ATTN_KEEP else 0.5)
+            mask[..., 0] = mode == _ATTN_KEEP  # no fully masked row: SDPA's NaN is not compared
+        else:
+            mask = 0.5 * torch.randn(mshape)
+    p = {"kt": False, "packed": None, "divide": False, "mask": mode, "fill": "-inf", "mask_first": False,
+         "causal": causal, "bthd": False, "weights": weights, "f16_parts": True, "head_major": head_major}
+    kern = _kernel()
+    out = _attn_parts_run(kern, q, k, v, mask, scale, p)
+
+    def ref(vals: torch.Tensor) -> torch.Tensor:
+        if weights == "sigmoid":
+            return torch.sigmoid(q.double() @ k.double().transpose(-2, -1) * scale) @ vals.double()
+        return _reference(q, k, vals, mask if mode != _ATTN_FILL else ~mask, causal, scale, weights)
+
+    # Every weight is >= 0, so the reference on |v| bounds each output's terms: the error of
+    # fp32-class arithmetic is a few units of 2^-24 of that bound, whatever the element's scale.
+    err = ((out.double() - ref(v)).abs() / (ref(v.abs()) + 1e-300)).max().item()
+    assert err < 1e-5, err
+    (kw,) = kern.launches
+    assert kw["HEAD_MAJOR"] == head_major and (kw["BLOCK_D"], kw["BLOCK_DV"]) == (32, 16)
+
+
+def test_parts_layout_and_scales() -> None:
+    """K's parts: (Z * H, keys, KP) with one scale per key; V's: (Z * H, dv, keys padded to the
+    chunk) with one scale per column and chunk; hi + lo times the inverse scale rebuilds each
+    element to fp32-class accuracy, and the padding is zero."""
+    torch.manual_seed(1)
+    k = _spread(torch.randn(2, 3, 70, 20), 2)
+    v = _spread(torch.randn(2, 3, 70, 12), 3).expand(2, 3, 70, 12)
+    (kh, kl, ks, vh, vl, vs), kp, tkp = _attn_parts(k, v)
+    assert (kp, tkp) == (32, 128)
+    assert kh.dtype == torch.float16 and kh.shape == (6, 70, 32) and ks.shape == (6, 70, 1)
+    assert vh.shape == (6, 12, 128) and vs.shape == (6, 12, 2)
+    krec = (kh.double() + kl.double()) * ks.double()
+    torch.testing.assert_close(krec[..., :20], k.reshape(6, 70, 20).double(), rtol=1e-6, atol=0)
+    assert not krec[..., 20:].any()
+    vrec = (vh.double() + vl.double()) * vs.double().repeat_interleave(_ATTN_PARTS_N, -1)
+    torch.testing.assert_close(vrec[..., :70], v.reshape(6, 70, 12).transpose(1, 2).double(),
+                               rtol=1e-6, atol=0)
+    assert not vrec[..., 70:].any()
+
+
+def test_f16_parts_is_a_move_judged_correct() -> None:
+    default = generate(PROBLEM).source
+    params: dict[str, Any] = {"f16_parts": True}
+    cand = generate(PROBLEM, skill=ATTN, params=params)
+    assert cand.source != default
+    assert "_attn_parts_run(" in cand.source and "'f16_parts': True" in cand.source
+    assert "_attn_parts_run(" not in default and "_gemm_prep(" not in default
+    result = evaluate(PROBLEM, cand.source, OPTIONS)
+    assert result.correct, result.reason
+    both = generate(PROBLEM, skill=ATTN, params={"f16_parts": True, "head_major": True})
+    assert both.source not in (default, cand.source)
+    # Under the planner's "ieee" dots the variant would replace them: it is not emitted.
+    ieee = generate(PROBLEM, skill=ATTN, params={"f16_parts": True, "input_precision": "ieee"})
+    assert "_attn_parts_run(" not in ieee.source
