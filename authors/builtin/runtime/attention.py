@@ -44,6 +44,32 @@ def _attn_scores(s, mp, offs_m, offs_n, valid, smm, smn, scale, fill, MASK: tl.c
     return s
 
 
+@triton.jit
+def _attn_zh(Z, H, HEAD_MAJOR: tl.constexpr):
+    """The (batch, head) of program id 1: batch-major, or head-major, where one head's batches
+    run back to back and a per-head mask is re-read from L2."""
+    zh = tl.program_id(1)
+    if HEAD_MAJOR:
+        h = zh // Z
+        z = zh % Z
+    else:
+        z = zh // H
+        h = zh % H
+    return z, h
+
+
+@triton.jit
+def _attn_online(s, m_i, l_i):
+    """One key tile of online softmax: the tile's weights, the factor that rescales what was
+    summed so far, and the new running max and sum. A row with every score so far masked keeps
+    m = -inf; shifting by 0 instead keeps its exponentials 0 (not NaN), so a later key counts."""
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+    alpha = tl.exp(m_i - m_safe)
+    p = tl.exp(s - m_safe[:, None])
+    return p, alpha, m_new, l_i * alpha + tl.sum(p, 1)
+
+
 def _attn_4d(t, batch):
     """`t` (..., rows, cols) broadcast to `batch` and viewed as (Z, H, rows, cols)."""
     t = t.expand(*batch, *t.shape[-2:])
@@ -83,7 +109,8 @@ def _attn_views(q, k, v, m, scale, p):
     scores are divided by `scale`), mask mode / fill / mask_first, causal, bthd (write the output
     as (B, T, H, dv) and return its (B, H, T, dv) view), weights (softmax, relu, sigmoid)) ->
     (flat, the output as the caller returns it; None when there is nothing to compute, else the
-    kernel's (q4, k4, v4, m4, o) as (Z, H, rows, cols) views, the scale and the mask mode)."""
+    kernel's (q4, k4, v4, m4, o) as (Z, H, rows, cols) views, the scale, the mask mode and the
+    sizes (Z, H, TQ, TK, D, DV))."""
     packed = p["packed"]
     if packed is not None:
         heads, batch_first = packed
@@ -120,7 +147,8 @@ def _attn_views(q, k, v, m, scale, p):
     if q4.shape[0] * q4.shape[1] * tq == 0:
         return flat, None
     mode = p["mask"] if m is not None else _ATTN_NONE
-    return flat, ((q4, k4, v4, m4, o), float(scale), mode)
+    dims = (q4.shape[0], q4.shape[1], tq, tk, d, dv)
+    return flat, ((q4, k4, v4, m4, o), float(scale), mode, dims)
 
 
 def _attn_flags(p, mode):
@@ -138,9 +166,7 @@ def _attn_run(kern, q, k, v, m, scale, p):
     flat, views = _attn_views(q, k, v, m, scale, p)
     if views is None:
         return flat
-    (q4, k4, v4, m4, o), scale, mode = views
-    z, h, tq, d = q4.shape
-    tk, dv = k4.shape[-2], v4.shape[-1]
+    (q4, k4, v4, m4, o), scale, mode, (z, h, tq, tk, d, dv) = views
     args = [q4, k4, v4, m4, o, scale, float(p["fill"]), z, h, tq, tk, d, dv,
             *q4.stride(), *k4.stride(), *v4.stride(), *m4.stride(), *o.stride()]
     if p.get("split_d", False):

@@ -41,9 +41,7 @@ def _attn_parts_run(kern, q, k, v, m, scale, p):
     flat, views = _attn_views(q, k, v, m, scale, p)
     if views is None:
         return flat
-    (q4, k4, v4, m4, o), scale, mode = views
-    z, h, tq, d = q4.shape
-    tk, dv = k4.shape[-2], v4.shape[-1]
+    (q4, k4, v4, m4, o), scale, mode, (z, h, tq, tk, d, dv) = views
     parts, kp, tkp = _attn_parts(k4, v4)
     args = [q4, *parts, m4, o, scale, float(p["fill"]), z, h, tq, tk, d, dv, kp, tkp,
             *q4.stride(), *m4.stride(), *o.stride()]

@@ -24,7 +24,7 @@ import inspect
 import triton
 import triton.language as tl
 
-from ...runtime.attention import _attn_scores
+from ...runtime.attention import _attn_online, _attn_scores, _attn_zh
 from ...templates.base import EmitContext
 from ...templates.launch import autotune
 from ..gemm.match import precision
@@ -56,13 +56,7 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, Z, H, TQ, TK, D, DV,
                      HEAD_MAJOR: tl.constexpr, BLOCK_D1: tl.constexpr, BLOCK_DV1: tl.constexpr,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     pid_m = tl.program_id(0)
-    zh = tl.program_id(1)
-    if HEAD_MAJOR:  # one head's batches run back to back: a per-head mask is re-read from L2
-        h = zh // Z
-        z = zh % Z
-    else:
-        z = zh // H
-        h = zh % H
+    z, h = _attn_zh(Z, H, HEAD_MAJOR)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     if I64:
         z = z.to(tl.int64)
@@ -112,17 +106,10 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, Z, H, TQ, TK, D, DV,
             vt1 = tl.load(vb + offs_n[:, None] * svn + offs_dv1[None, :] * svd,
                           mask=cols[:, None] & (offs_dv1[None, :] < DV), other=0.0)
         if WEIGHTS == 0:
-            m_new = tl.maximum(m_i, tl.max(s, 1))
-            # A row with every score so far masked keeps m = -inf; shifting by 0 instead keeps its
-            # exponentials 0 (not NaN), so a later unmasked key still counts.
-            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-            alpha = tl.exp(m_i - m_safe)
-            p = tl.exp(s - m_safe[:, None])
-            l_i = l_i * alpha + tl.sum(p, 1)
+            p, alpha, m_i, l_i = _attn_online(s, m_i, l_i)
             acc = acc * alpha[:, None] + tl.dot(p, vt, input_precision="tf32x3")
             if BLOCK_DV1 > 0:
                 acc1 = acc1 * alpha[:, None] + tl.dot(p, vt1, input_precision="tf32x3")
-            m_i = m_new
         else:  # elementwise weights, 0 at -inf (masked keys, columns past the end)
             if WEIGHTS == 1:  # noqa: SIM108 - a constexpr branch Triton compiles away
                 p = tl.where(s > 0.0, s, 0.0)
@@ -155,4 +142,4 @@ def render(name: str, ctx: EmitContext) -> str:
     return autotune(CONFIGS, TUNE_KEY) + text.rstrip("\n")
 
 
-__all__ = ["CONFIGS", "MAX_HEAD_DIM", "TUNE_KEY", "_attn_scores", "render"]
+__all__ = ["CONFIGS", "MAX_HEAD_DIM", "TUNE_KEY", "_attn_online", "_attn_scores", "_attn_zh", "render"]

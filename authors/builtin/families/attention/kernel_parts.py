@@ -20,7 +20,7 @@ import inspect
 import triton
 import triton.language as tl
 
-from ...runtime.attention import _attn_scores
+from ...runtime.attention import _attn_online, _attn_scores, _attn_zh
 from ...runtime.attention_parts import _ATTN_PARTS_N
 from ...runtime.gemm_prep import _gemm_exp2, _gemm_pow2_exp, _gemm_split_f16
 from ...templates.launch import autotune
@@ -46,13 +46,7 @@ def _attn_parts_kernel(q, kh, kl, ks, vh, vl, vs, m, o, scale, fill, Z, H, TQ, T
                        BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     pid_m = tl.program_id(0)
-    zh = tl.program_id(1)
-    if HEAD_MAJOR:  # one head's batches run back to back: a per-head mask is re-read from L2
-        h = zh // Z
-        z = zh % Z
-    else:
-        z = zh // H
-        h = zh % H
+    z, h = _attn_zh(Z, H, HEAD_MAJOR)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     if I64:
         z = z.to(tl.int64)
@@ -101,13 +95,7 @@ def _attn_parts_kernel(q, kh, kl, ks, vh, vl, vs, m, o, scale, fill, Z, H, TQ, T
         vlt = tl.load(vl + vo, mask=dvs[None, :], other=0.0)
         fv = tl.load(vs + vsb + offs_dv * (TKP // BLOCK_N) + n0 // BLOCK_N, mask=dvs, other=1.0)
         if WEIGHTS == 0:
-            m_new = tl.maximum(m_i, tl.max(s, 1))
-            # A row with every score so far masked keeps m = -inf; shifting by 0 instead keeps its
-            # exponentials 0 (not NaN), so a later unmasked key still counts.
-            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-            alpha = tl.exp(m_i - m_safe)
-            p = tl.exp(s - m_safe[:, None])
-            l_i = l_i * alpha + tl.sum(p, 1)
+            p, alpha, m_i, l_i = _attn_online(s, m_i, l_i)
         elif WEIGHTS == 1:  # elementwise weights, 0 at -inf (masked keys, columns past the end)
             p = tl.where(s > 0.0, s, 0.0)
         else:
@@ -120,7 +108,6 @@ def _attn_parts_kernel(q, kh, kl, ks, vh, vl, vs, m, o, scale, fill, Z, H, TQ, T
         part = (part * _gemm_exp2(ep - 14)[:, None]) * fv[None, :]
         if WEIGHTS == 0:
             acc = acc * alpha[:, None] + part
-            m_i = m_new
         else:
             acc += part
     out = acc
@@ -138,5 +125,5 @@ def render_parts(name: str) -> str:
     return autotune(PARTS_CONFIGS, TUNE_KEY) + text.rstrip("\n")
 
 
-__all__ = ["PARTS_CONFIGS", "_attn_scores", "_gemm_exp2", "_gemm_pow2_exp", "_gemm_split_f16",
-           "render_parts"]
+__all__ = ["PARTS_CONFIGS", "_attn_online", "_attn_scores", "_attn_zh", "_gemm_exp2", "_gemm_pow2_exp",
+           "_gemm_split_f16", "render_parts"]
