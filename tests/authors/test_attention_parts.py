@@ -17,6 +17,7 @@ from kernelskill.authors.builtin.runtime.attention import _ATTN_ADD, _ATTN_FILL,
 from kernelskill.authors.builtin.runtime.attention_parts import _ATTN_PARTS_N, _attn_parts, _attn_parts_run
 from kernelskill.eval.api import evaluate
 from kernelskill.eval.types import EvalOptions
+from test_attention_family import OTHER_FORMS, QKV, make
 from test_attention_variants import ATTN, PROBLEM, _reference, _Spy
 
 OPTIONS = EvalOptions(device="cpu", size="small", timing=False, baselines=False, trials=2)
@@ -37,20 +38,22 @@ def _spread(t: torch.Tensor, dim: int, lo: int = -6, hi: int = 6) -> torch.Tenso
 
 # (name, mask shape or None, mask mode, causal, weights). Z = 2, H = 3, T = 100 queries and keys
 # (two key tiles of 64, the second partial).
+# The per-head bias also with head_major (programs by head, then batch).
 CASES = [
-    ("per_head_bias", (3, 100, 100), _ATTN_ADD, False, "softmax"),
-    ("causal", None, _ATTN_NONE, True, "softmax"),
-    ("bool_keep", (2, 1, 100, 100), _ATTN_KEEP, False, "softmax"),
-    ("bool_fill", (100, 100), _ATTN_FILL, False, "softmax"),
-    ("relu_bias", (3, 100, 100), _ATTN_ADD, False, "relu"),
-    ("sigmoid", None, _ATTN_NONE, False, "sigmoid"),
+    ("per_head_bias", (3, 100, 100), _ATTN_ADD, False, "softmax", False),
+    ("per_head_bias_head_major", (3, 100, 100), _ATTN_ADD, False, "softmax", True),
+    ("causal", None, _ATTN_NONE, True, "softmax", False),
+    ("bool_keep", (2, 1, 100, 100), _ATTN_KEEP, False, "softmax", False),
+    ("bool_fill", (100, 100), _ATTN_FILL, False, "softmax", False),
+    ("relu_bias", (3, 100, 100), _ATTN_ADD, False, "relu", False),
+    ("sigmoid", None, _ATTN_NONE, False, "sigmoid", False),
 ]
 
 
-@pytest.mark.parametrize("head_major", [False, True])
-@pytest.mark.parametrize(("name", "mshape", "mode", "causal", "weights"), CASES, ids=[c[0] for c in CASES])
-def test_parts_match_sdpa(head_major: bool, name: str, mshape: tuple[int, ...] | None, mode: int,
-                          causal: bool, weights: str) -> None:
+@pytest.mark.parametrize(("name", "mshape", "mode", "causal", "weights", "head_major"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_parts_match_sdpa(name: str, mshape: tuple[int, ...] | None, mode: int, causal: bool, weights: str,
+                          head_major: bool) -> None:
     torch.manual_seed(0)
     z, h, t, d, dv, scale = 2, 3, 100, 20, 12, 0.2
     # Query and key rows over four decades and value columns over twelve: one scale per tensor
@@ -116,3 +119,25 @@ def test_f16_parts_is_a_move_judged_correct() -> None:
     # Under the planner's "ieee" dots the variant would replace them: it is not emitted.
     ieee = generate(PROBLEM, skill=ATTN, params={"f16_parts": True, "input_precision": "ieee"})
     assert "_attn_parts_run(" not in ieee.source
+
+
+def test_f16_parts_on_every_form() -> None:
+    """The variant on the family's other spellings, judged correct: nn.MultiheadAttention's packed
+    projection (K and V prepared from strided head views, seq-first and batch-first), bmm on 3-D
+    operands with k read transposed, SDPA causal and with both mask kinds."""
+    srcs = [make(body, inputs, args, init) for body, inputs, args, init in (
+        ("y = self.a(x, x, x, attn_mask=m)[0]\n"
+         "xt = x.transpose(0, 1)\n"
+         "z, _ = self.b(xt, xt, xt, attn_mask=m > 1.0, need_weights=False)\n"
+         "return y, z", "torch.randn(13, 2, 32), torch.randn(13, 13)", "x, m",
+         "self.a = nn.MultiheadAttention(32, 4)\nself.b = nn.MultiheadAttention(32, 4, batch_first=True)"),
+        (OTHER_FORMS, "torch.randn(4, 21, 16), torch.randn(4, 45, 16), torch.randn(4, 45, 12), "
+         + QKV.format(t=33) + ", torch.randn(2, 1, 33, 33)", "x, y, z, q, k, v, m",
+         "self.drop = nn.Dropout(0.0)"))]
+    for src in srcs:
+        cand = generate(src, skill=ATTN, params={"f16_parts": True})
+        assert "_attn_run(" not in cand.source.split("def forward")[-1]
+        n = cand.source.count("return _attn_parts_run(")
+        assert n >= 2, cand.source
+        result = evaluate(src, cand.source, OPTIONS)
+        assert result.correct, result.reason
