@@ -14,7 +14,7 @@ import triton
 from author_util import generate
 from kernelskill.authors.builtin.families.attention.kernel_parts import _attn_parts_kernel
 from kernelskill.authors.builtin.runtime.attention import _ATTN_ADD, _ATTN_FILL, _ATTN_KEEP, _ATTN_NONE
-from kernelskill.authors.builtin.runtime.attention_parts import _ATTN_PARTS_N, _attn_parts, _attn_parts_run
+from kernelskill.authors.builtin.runtime.attention_parts import _attn_parts, _attn_parts_run
 from kernelskill.eval.api import evaluate
 from kernelskill.eval.types import EvalOptions
 from test_attention_family import OTHER_FORMS, QKV, make
@@ -24,8 +24,8 @@ OPTIONS = EvalOptions(device="cpu", size="small", timing=False, baselines=False,
 
 
 def _kernel() -> _Spy:
-    # Small query tiles so that T = 100 takes seven of them; BLOCK_N is V's scale chunk (fixed).
-    cfg = triton.Config({"BLOCK_M": 16, "BLOCK_N": _ATTN_PARTS_N}, num_warps=4)
+    # Small tiles so that T = 100 takes seven query tiles and four key tiles, the last partial.
+    cfg = triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4)
     return _Spy(triton.autotune([cfg], key=["TQ", "TK", "D", "DV"])(_attn_parts_kernel))
 
 
@@ -86,20 +86,22 @@ def test_parts_match_sdpa(name: str, mshape: tuple[int, ...] | None, mode: int, 
 
 
 def test_parts_layout_and_scales() -> None:
-    """K's parts: (Z * H, keys, KP) with one scale per key; V's: (Z * H, dv, keys padded to the
-    chunk) with one scale per column and chunk; hi + lo times the inverse scale rebuilds each
-    element to fp32-class accuracy, and the padding is zero."""
+    """K's parts: (Z * H, keys, KP) with one scale per key; V's: (Z * H, dv, keys padded) with one
+    scale per column, from the column's largest magnitude (its bound); hi + lo times the inverse
+    scale rebuilds each element to fp32-class accuracy, and the padding is zero."""
     torch.manual_seed(1)
     k = _spread(torch.randn(2, 3, 70, 20), 2)
     v = _spread(torch.randn(2, 3, 70, 12), 3).expand(2, 3, 70, 12)
     (kh, kl, ks, vh, vl, vs), kp, tkp = _attn_parts(k, v)
     assert (kp, tkp) == (32, 128)
     assert kh.dtype == torch.float16 and kh.shape == (6, 70, 32) and ks.shape == (6, 70, 1)
-    assert vh.shape == (6, 12, 128) and vs.shape == (6, 12, 2)
+    assert vh.shape == (6, 12, 128) and vs.shape == (6, 12)
+    torch.testing.assert_close(vs, v.abs().amax(-2).reshape(6, 12))
     krec = (kh.double() + kl.double()) * ks.double()
     torch.testing.assert_close(krec[..., :20], k.reshape(6, 70, 20).double(), rtol=1e-6, atol=0)
     assert not krec[..., 20:].any()
-    vrec = (vh.double() + vl.double()) * vs.double().repeat_interleave(_ATTN_PARTS_N, -1)
+    inverse = torch.ldexp(torch.ones_like(vs), torch.frexp(vs)[1] - 15)  # 2^(e - 14), 2^e <= bound
+    vrec = (vh.double() + vl.double()) * inverse.double()[..., None]
     torch.testing.assert_close(vrec[..., :70], v.reshape(6, 70, 12).transpose(1, 2).double(),
                                rtol=1e-6, atol=0)
     assert not vrec[..., 70:].any()

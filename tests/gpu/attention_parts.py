@@ -3,8 +3,8 @@
 For each shape: eager `F.scaled_dot_product_attention` in fp32 (PyTorch's default flags), the
 attention family's default kernel (in-register tf32x3 dots, autotuned over kernel.py's list) and
 the `f16_parts` variant (K and V split once into scaled fp16 parts, three fp16 products per dot,
-autotuned over kernel_parts.py's list), with and without `head_major`; the time of the parts'
-preparation alone; each output's error against float64 as the interpreter test measures it
+autotuned over kernel_parts.py's list), with and without `head_major`, and with `split_d`; the
+time of the parts' preparation alone; each output's error against float64 as the interpreter test measures it
 (|out - ref| over the reference on |v|, so each element against its own terms' magnitude).
 
     python3 tests/gpu/attention_parts.py [--quick]
@@ -69,7 +69,7 @@ def one_shape(shape: tuple, dev: str, bench, kerns) -> list[tuple]:  # noqa: ANN
             "fill": "-inf", "mask_first": False, "causal": causal, "bthd": False, "weights": "softmax"}
     flops = 4 * b * h * s * s * d / (2 if causal else 1)
     head, fp = {**form, "head_major": True}, {**form, "f16_parts": True}
-    fph = {**fp, "head_major": True}
+    fph, fps = {**fp, "head_major": True}, {**fp, "split_d": True}
     runs = {
         "eager sdpa": lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
                                                             scale=scale),
@@ -77,6 +77,7 @@ def one_shape(shape: tuple, dev: str, bench, kerns) -> list[tuple]:  # noqa: ANN
         "default head_major": lambda: _attn_run(default, q, k, v, mask, scale, head),
         "f16_parts": lambda: _attn_parts_run(parts, q, k, v, mask, scale, fp),
         "f16_parts head_major": lambda: _attn_parts_run(parts, q, k, v, mask, scale, fph),
+        "f16_parts split_d": lambda: _attn_parts_run(parts, q, k, v, mask, scale, fps),
         "parts preparation": lambda: _attn_parts(k, v),
     }
     name = f"{b}x{h}x{s}x{d}{' bias' if mask_kind else ''}{' causal' if causal else ''}"

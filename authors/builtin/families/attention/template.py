@@ -16,7 +16,7 @@ _FLAGS = ("kt", "packed", "divide", "mask", "fill", "mask_first", "causal", "bth
 # the launch call it always did. split_d is emitted whatever the head dims: the launcher splits
 # only where that pads less (`_attn_split`), and the timed size may have other head dims.
 # f16_parts swaps the kernel for kernel_parts.py's (fp16 parts replace tf32x3, so only where the
-# dots would be tf32x3; it pads head dims whole, so split_d does nothing beside it).
+# dots would be tf32x3); head_major and split_d mean the same beside it.
 _VARIANTS = ("head_major", "split_d", "f16_parts")
 
 
