@@ -14,20 +14,15 @@ and pointers and the padded sizes carry 16-divisibility, as Triton specializes t
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
 import sys
-import tempfile
 
 import triton
+from gemm_compile import sm90_report
 from kernelskill.authors.builtin.families.attention.kernel import CONFIGS, _attn_fwd_kernel
 from kernelskill.authors.builtin.families.attention.kernel_parts import PARTS_CONFIGS, _attn_parts_kernel
 from kernelskill.authors.builtin.runtime.attention import _attn_split
 from kernelskill.authors.builtin.runtime.common import _npow2
-from triton.backends.compiler import GPUTarget
 
-PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
 ONE = {"sqd", "skd", "svd", "smn", "sod"}
 DIV16 = {"KP", "TKP", "sqm", "skn", "svn", "som", "smm", "sqh", "skh", "svh", "soh", "smh"}
 F16 = {"kh", "kl", "vh", "vl"}
@@ -51,18 +46,8 @@ def compile_one(fn, kwargs: dict, warps: int, stages: int, consts: dict) -> dict
             if name in DIV16:
                 attrs[(i,)] = [["tt.divisibility", 16]]
     src = triton.compiler.ASTSource(fn, sig, {k: v for k, v in consts.items() if k in sig}, attrs)
-    k = triton.compile(src, target=GPUTarget("cuda", 90, 128),
-                       options={"num_warps": warps, "num_stages": stages})
-    with tempfile.TemporaryDirectory() as d:
-        ptx = os.path.join(d, "k.ptx")
-        with open(ptx, "w") as f:
-            f.write(k.asm["ptx"])
-        log = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", ptx, "-o", os.path.join(d, "k.cubin")],
-                             capture_output=True, text=True, check=True).stderr
     return {"kernel": fn.__name__, **kwargs, "warps": warps, "stages": stages,
-            "registers": int(re.search(r"Used (\d+) registers", log).group(1)),
-            "spill_bytes": int(re.search(r"(\d+) bytes spill stores", log).group(1)),
-            "wgmma": k.asm["ptx"].count("wgmma.mma_async")}
+            **sm90_report(src, warps, stages)}
 
 
 def main() -> None:

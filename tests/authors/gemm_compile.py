@@ -39,17 +39,23 @@ def compile_one(fn, cfg) -> dict:
             if name in DIV16:
                 attrs[(i,)] = [["tt.divisibility", 16]]
     src = triton.compiler.ASTSource(fn, sig, {k: v for k, v in consts.items() if k in sig}, attrs)
+    return {"kernel": fn.__name__, "tile": [cfg.kwargs[b] for b in ("BLOCK_M", "BLOCK_N", "BLOCK_K")],
+            "warps": cfg.num_warps, "stages": cfg.num_stages,
+            **sm90_report(src, cfg.num_warps, cfg.num_stages)}
+
+
+def sm90_report(src, warps: int, stages: int) -> dict:  # noqa: ANN001
+    """Compile `src` (a triton.compiler.ASTSource) for sm_90a; ptxas's registers and spill bytes
+    and the PTX's wgmma count."""
     k = triton.compile(src, target=GPUTarget("cuda", 90, 128),
-                       options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages})
+                       options={"num_warps": warps, "num_stages": stages})
     with tempfile.TemporaryDirectory() as d:
         ptx = os.path.join(d, "k.ptx")
         with open(ptx, "w") as f:
             f.write(k.asm["ptx"])
         log = subprocess.run([PTXAS, "-v", "--gpu-name", "sm_90a", ptx, "-o", os.path.join(d, "k.cubin")],
                              capture_output=True, text=True, check=True).stderr
-    return {"kernel": fn.__name__, "tile": [cfg.kwargs[b] for b in ("BLOCK_M", "BLOCK_N", "BLOCK_K")],
-            "warps": cfg.num_warps, "stages": cfg.num_stages,
-            "registers": int(re.search(r"Used (\d+) registers", log).group(1)),
+    return {"registers": int(re.search(r"Used (\d+) registers", log).group(1)),
             "spill_bytes": int(re.search(r"(\d+) bytes spill stores", log).group(1)),
             "wgmma": k.asm["ptx"].count("wgmma.mma_async")}
 

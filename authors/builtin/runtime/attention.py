@@ -70,6 +70,30 @@ def _attn_online(s, m_i, l_i):
     return p, alpha, m_new, l_i * alpha + tl.sum(p, 1)
 
 
+@triton.jit
+def _attn_weights(s, mb, offs_m, offs_n, rows, cols, smm, smn, scale, fill, m_i, l_i, MASK: tl.constexpr,
+                  MASK_FIRST: tl.constexpr, CAUSAL: tl.constexpr, WEIGHTS: tl.constexpr):
+    """A key tile's weights from its raw scores: scaled and masked (`_attn_scores`), keys past the
+    end and, under CAUSAL, after each query at -inf, then online softmax (WEIGHTS 0: the weights,
+    the rescale factor, the running max and sum) or ReLU / sigmoid weights (1, 2: 0 at -inf; the
+    factor and sums are returned unchanged, unused)."""
+    s = _attn_scores(s, mb, offs_m, offs_n, rows[:, None] & cols[None, :], smm, smn, scale, fill,
+                     MASK, MASK_FIRST)
+    keep = cols[None, :]
+    if CAUSAL:
+        keep = keep & (offs_m[:, None] >= offs_n[None, :])
+    s = tl.where(keep, s, float("-inf"))
+    if WEIGHTS == 0:
+        p, alpha, m_i, l_i = _attn_online(s, m_i, l_i)
+    else:
+        alpha = l_i
+        if WEIGHTS == 1:  # noqa: SIM108 - a constexpr branch Triton compiles away
+            p = tl.where(s > 0.0, s, 0.0)
+        else:
+            p = 1.0 / (1.0 + tl.exp(-s))
+    return p, alpha, m_i, l_i
+
+
 def _attn_4d(t, batch):
     """`t` (..., rows, cols) broadcast to `batch` and viewed as (Z, H, rows, cols)."""
     t = t.expand(*batch, *t.shape[-2:])

@@ -24,7 +24,7 @@ import inspect
 import triton
 import triton.language as tl
 
-from ...runtime.attention import _attn_online, _attn_scores, _attn_zh
+from ...runtime.attention import _attn_weights, _attn_zh
 from ...templates.base import EmitContext
 from ...templates.launch import autotune
 from ..gemm.match import precision
@@ -94,27 +94,18 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, Z, H, TQ, TK, D, DV,
             kt1 = tl.load(kb + offs_d1[:, None] * skd + offs_n[None, :] * skn,
                           mask=(offs_d1[:, None] < D) & cols[None, :], other=0.0)
             s += tl.dot(qt1, kt1, input_precision="tf32x3")
-        s = _attn_scores(s, mb, offs_m, offs_n, rows[:, None] & cols[None, :], smm, smn, scale, fill,
-                         MASK, MASK_FIRST)
-        keep = cols[None, :]
-        if CAUSAL:
-            keep = keep & (offs_m[:, None] >= offs_n[None, :])
-        s = tl.where(keep, s, float("-inf"))
+        p, alpha, m_i, l_i = _attn_weights(s, mb, offs_m, offs_n, rows, cols, smm, smn, scale, fill, m_i,
+                                           l_i, MASK, MASK_FIRST, CAUSAL, WEIGHTS)
         vt = tl.load(vb + offs_n[:, None] * svn + offs_dv[None, :] * svd,
                      mask=cols[:, None] & (offs_dv[None, :] < DV), other=0.0)
         if BLOCK_DV1 > 0:
             vt1 = tl.load(vb + offs_n[:, None] * svn + offs_dv1[None, :] * svd,
                           mask=cols[:, None] & (offs_dv1[None, :] < DV), other=0.0)
         if WEIGHTS == 0:
-            p, alpha, m_i, l_i = _attn_online(s, m_i, l_i)
             acc = acc * alpha[:, None] + tl.dot(p, vt, input_precision="tf32x3")
             if BLOCK_DV1 > 0:
                 acc1 = acc1 * alpha[:, None] + tl.dot(p, vt1, input_precision="tf32x3")
-        else:  # elementwise weights, 0 at -inf (masked keys, columns past the end)
-            if WEIGHTS == 1:  # noqa: SIM108 - a constexpr branch Triton compiles away
-                p = tl.where(s > 0.0, s, 0.0)
-            else:
-                p = 1.0 / (1.0 + tl.exp(-s))
+        else:  # elementwise weights: nothing to rescale
             acc += tl.dot(p, vt, input_precision="tf32x3")
             if BLOCK_DV1 > 0:
                 acc1 += tl.dot(p, vt1, input_precision="tf32x3")
@@ -142,4 +133,4 @@ def render(name: str, ctx: EmitContext) -> str:
     return autotune(CONFIGS, TUNE_KEY) + text.rstrip("\n")
 
 
-__all__ = ["CONFIGS", "MAX_HEAD_DIM", "TUNE_KEY", "_attn_online", "_attn_scores", "_attn_zh", "render"]
+__all__ = ["CONFIGS", "MAX_HEAD_DIM", "TUNE_KEY", "_attn_weights", "_attn_zh", "render"]

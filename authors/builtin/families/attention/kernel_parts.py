@@ -22,7 +22,7 @@ import inspect
 import triton
 import triton.language as tl
 
-from ...runtime.attention import _attn_online, _attn_scores, _attn_zh
+from ...runtime.attention import _attn_weights, _attn_zh
 from ...runtime.attention_parts import _attn_dot3, _attn_pv, _attn_qk, _attn_v_scales
 from ...runtime.gemm_prep import _gemm_exp2, _gemm_pow2_exp, _gemm_split_f16
 from ...templates.launch import autotune
@@ -94,18 +94,8 @@ def _attn_parts_kernel(q, kh, kl, ks, vh, vl, vs, m, o, scale, fill, Z, H, TQ, T
         if BLOCK_D1 > 0:  # its own fresh accumulator, added in fp32
             s += _attn_qk(qh1, ql1, kh, kl, kb + offs_n[None, :] * KP + offs_d1[:, None], cols)
         s = (s * fq[:, None]) * tl.load(ks + bid * TK + offs_n, mask=cols, other=1.0)[None, :]
-        s = _attn_scores(s, mb, offs_m, offs_n, rows[:, None] & cols[None, :], smm, smn, scale, fill,
-                         MASK, MASK_FIRST)
-        keep = cols[None, :]
-        if CAUSAL:
-            keep = keep & (offs_m[:, None] >= offs_n[None, :])
-        s = tl.where(keep, s, float("-inf"))
-        if WEIGHTS == 0:
-            p, alpha, m_i, l_i = _attn_online(s, m_i, l_i)
-        elif WEIGHTS == 1:  # elementwise weights, 0 at -inf (masked keys, columns past the end)
-            p = tl.where(s > 0.0, s, 0.0)
-        else:
-            p = 1.0 / (1.0 + tl.exp(-s))
+        p, alpha, m_i, l_i = _attn_weights(s, mb, offs_m, offs_n, rows, cols, smm, smn, scale, fill, m_i,
+                                           l_i, MASK, MASK_FIRST, CAUSAL, WEIGHTS)
         ep = _gemm_pow2_exp(tl.max(p, axis=1))  # weights are >= 0
         ph, pl = _gemm_split_f16(p * _gemm_exp2(14 - ep)[:, None])
         fp = _gemm_exp2(ep - 14)[:, None]
@@ -141,5 +131,5 @@ def render_parts(name: str) -> str:
     return autotune(PARTS_CONFIGS, TUNE_KEY) + text.rstrip("\n")
 
 
-__all__ = ["PARTS_CONFIGS", "_attn_dot3", "_attn_online", "_attn_pv", "_attn_qk", "_attn_scores",
-           "_attn_v_scales", "_attn_zh", "_gemm_exp2", "_gemm_pow2_exp", "_gemm_split_f16", "render_parts"]
+__all__ = ["PARTS_CONFIGS", "_attn_dot3", "_attn_pv", "_attn_qk", "_attn_v_scales", "_attn_weights",
+           "_attn_zh", "_gemm_exp2", "_gemm_pow2_exp", "_gemm_split_f16", "render_parts"]
