@@ -12,8 +12,15 @@ import pytest
 import torch
 import triton
 from author_util import generate
+from kernelskill.authors.builtin.families.attention.kernel import _attn_fwd_kernel
 from kernelskill.authors.builtin.families.attention.kernel_parts import _attn_parts_kernel
-from kernelskill.authors.builtin.runtime.attention import _ATTN_ADD, _ATTN_FILL, _ATTN_KEEP, _ATTN_NONE
+from kernelskill.authors.builtin.runtime.attention import (
+    _ATTN_ADD,
+    _ATTN_FILL,
+    _ATTN_KEEP,
+    _ATTN_NONE,
+    _attn_run,
+)
 from kernelskill.authors.builtin.runtime.attention_parts import _attn_parts, _attn_parts_run
 from kernelskill.eval.api import evaluate
 from kernelskill.eval.types import EvalOptions
@@ -105,6 +112,19 @@ def test_parts_layout_and_scales() -> None:
     torch.testing.assert_close(vrec[..., :70], v.reshape(6, 70, 12).transpose(1, 2).double(),
                                rtol=1e-6, atol=0)
     assert not vrec[..., 70:].any()
+
+
+@pytest.mark.parametrize("weights", ["softmax", "relu"])
+def test_no_keys_gives_what_the_default_kernel_gives(weights: str) -> None:
+    """Zero keys: the parts path prepares nothing and returns the default kernel's result."""
+    q, k, v = torch.randn(1, 2, 5, 8), torch.randn(1, 2, 0, 8), torch.randn(1, 2, 0, 8)
+    p = {"kt": False, "packed": None, "divide": False, "mask": _ATTN_NONE, "fill": "-inf",
+         "mask_first": False, "causal": False, "bthd": False, "weights": weights}
+    default = triton.autotune([triton.Config({"BLOCK_M": 16, "BLOCK_N": 16})], key=["TQ"])(_attn_fwd_kernel)
+    want = _attn_run(default, q, k, v, None, 0.3, p)
+    got = _attn_parts_run(_kernel(), q, k, v, None, 0.3, {**p, "f16_parts": True})
+    torch.testing.assert_close(got, want, equal_nan=True)
+    assert got.isnan().all() == (weights == "softmax")
 
 
 def test_f16_parts_is_a_move_judged_correct() -> None:

@@ -91,6 +91,9 @@ def _attn_parts_run(kern, q, k, v, m, scale, p):
     if views is None:
         return flat
     (q4, k4, v4, m4, o), scale, mode, (z, h, tq, tk, d, dv) = views
+    if tk == 0:  # no keys: what the default kernel's empty key loop leaves (softmax's 0 / 0)
+        o.fill_(float("nan") if p.get("weights", "softmax") == "softmax" else 0.0)
+        return flat
     parts, kp, tkp = _attn_parts(k4, v4)
     args = [q4, *parts, m4, o, scale, float(p["fill"]), z, h, tq, tk, d, dv, kp, tkp,
             *q4.stride(), *m4.stride(), *o.stride()]
