@@ -135,8 +135,7 @@ def lost_here(attempts: list[Any], skill_id: str, params: dict[str, Any], times:
         return False
     losses = 0
     for a in attempts:
-        judged = a.repeat_of is None and a.stage not in ("", "author") and a.node != RUN_OFF
-        if a.params != params or a.skill_id in (None, skill_id) or not judged:
+        if a.params != params or a.skill_id in (None, skill_id) or not a.judged or a.node == RUN_OFF:
             continue
         if a.outcome != "correct":
             losses += 1

@@ -81,8 +81,7 @@ def known_work(state: GraphState) -> list[float] | None:
 def timing_mode(state: GraphState) -> str:
     """Pure: 'full' for the thread's first evaluation, 'rank' for every later candidate (ranking
     against the best needs fewer timed runs; the delivered one is re-timed in full)."""
-    judged = any(a.stage not in ("", "author") and a.repeat_of is None for a in state.attempts)
-    return "rank" if judged else "full"
+    return "rank" if any(a.judged for a in state.attempts) else "full"
 
 
 def known_baselines(state: GraphState) -> list[float | None] | None:

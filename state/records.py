@@ -204,3 +204,9 @@ class Attempt(eval_result_model("_Judged", ATTEMPT_FIELDS, base=_Tried, stage=""
     def key(self) -> tuple[str | None, str]:
         """(skill, parameters) identity the planner uses to avoid re-trying a dead end."""
         return self.skill_id, repr(sorted(self.params.items()))
+
+    @property
+    def judged(self) -> bool:
+        """Whether the evaluator judged this source here: not a repeat of an earlier evaluation,
+        and past the author's own stage (a variant the author could not build was never judged)."""
+        return self.repeat_of is None and self.stage not in ("", "author")
