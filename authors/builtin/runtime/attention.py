@@ -45,9 +45,10 @@ def _attn_scores(s, mp, offs_m, offs_n, valid, smm, smn, scale, fill, MASK: tl.c
 
 
 @triton.jit
-def _attn_zh(Z, H, HEAD_MAJOR: tl.constexpr):
-    """The (batch, head) of program id 1: batch-major, or head-major, where one head's batches
-    run back to back and a per-head mask is re-read from L2."""
+def _attn_program(Z, H, HEAD_MAJOR: tl.constexpr, I64: tl.constexpr, BLOCK_M: tl.constexpr):
+    """This program's batch, head and query rows. Program id 1 walks batch-major, or head-major,
+    where one head's batches run back to back and a per-head mask is re-read from L2; with I64 the
+    three index in int64."""
     zh = tl.program_id(1)
     if HEAD_MAJOR:
         h = zh // Z
@@ -55,7 +56,22 @@ def _attn_zh(Z, H, HEAD_MAJOR: tl.constexpr):
     else:
         z = zh // H
         h = zh % H
-    return z, h
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    if I64:
+        z = z.to(tl.int64)
+        h = h.to(tl.int64)
+        offs_m = offs_m.to(tl.int64)
+    return z, h, offs_m
+
+
+@triton.jit
+def _attn_key_end(TK, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
+    """Where this program's walk over the keys ends: every key, or under CAUSAL the query tile's
+    last one (keys after it are masked for every row of the tile: skipped, not masked)."""
+    hi = TK
+    if CAUSAL:
+        hi = tl.minimum(TK, (tl.program_id(0) + 1) * BLOCK_M)
+    return hi
 
 
 @triton.jit
@@ -175,11 +191,18 @@ def _attn_views(q, k, v, m, scale, p):
     return flat, ((q4, k4, v4, m4, o), float(scale), mode, dims)
 
 
-def _attn_flags(p, mode):
-    """The kernels' shared constexpr keywords for the form `p` and mask mode."""
+def _attn_flags(p, mode, d, dv):
+    """The kernels' shared constexpr keywords for the form `p`, mask mode and head dims: each head
+    dim as one block padded to a power of two, or under split_d as two power-of-two chunks where
+    that pads less (`_attn_split`; BLOCK_D1 / BLOCK_DV1 0 where it does not)."""
+    if p.get("split_d", False):
+        (bd, bd1), (bdv, bdv1) = _attn_split(d), _attn_split(dv)
+    else:
+        bd, bd1, bdv, bdv1 = max(16, _npow2(d)), 0, max(16, _npow2(dv)), 0
     return dict(MASK=mode, MASK_FIRST=p["mask_first"], CAUSAL=p["causal"],
                 WEIGHTS=_ATTN_WEIGHTS[p.get("weights", "softmax")],
-                HEAD_MAJOR=bool(p.get("head_major", False)))
+                HEAD_MAJOR=bool(p.get("head_major", False)), BLOCK_D=bd, BLOCK_DV=bdv, BLOCK_D1=bd1,
+                BLOCK_DV1=bdv1)
 
 
 def _attn_run(kern, q, k, v, m, scale, p):
@@ -193,11 +216,6 @@ def _attn_run(kern, q, k, v, m, scale, p):
     (q4, k4, v4, m4, o), scale, mode, (z, h, tq, tk, d, dv) = views
     args = [q4, k4, v4, m4, o, scale, float(p["fill"]), z, h, tq, tk, d, dv,
             *q4.stride(), *k4.stride(), *v4.stride(), *m4.stride(), *o.stride()]
-    if p.get("split_d", False):
-        (bd, bd1), (bdv, bdv1) = _attn_split(d), _attn_split(dv)
-    else:
-        bd, bd1, bdv, bdv1 = max(16, _npow2(d)), 0, max(16, _npow2(dv)), 0
     kern[lambda meta: (_cdiv(tq, meta["BLOCK_M"]), z * h)](
-        *args, **_attn_flags(p, mode), I64=_i64(q4, k4, v4, m4, o), BLOCK_D=bd, BLOCK_DV=bdv,
-        BLOCK_D1=bd1, BLOCK_DV1=bdv1)
+        *args, **_attn_flags(p, mode, d, dv), I64=_i64(q4, k4, v4, m4, o))
     return flat

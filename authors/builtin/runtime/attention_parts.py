@@ -23,7 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .attention import _attn_flags, _attn_split, _attn_views
+from .attention import _attn_flags, _attn_views
 from .common import _cdiv, _i64, _npow2
 from .gemm_prep import _gemm_exp2, _gemm_pow2_exp, _gemm_prep
 
@@ -97,12 +97,7 @@ def _attn_parts_run(kern, q, k, v, m, scale, p):
     parts, kp, tkp = _attn_parts(k4, v4)
     args = [q4, *parts, m4, o, scale, float(p["fill"]), z, h, tq, tk, d, dv, kp, tkp,
             *q4.stride(), *m4.stride(), *o.stride()]
-    if p.get("split_d", False):
-        (bd, bd1), (bdv, bdv1) = _attn_split(d), _attn_split(dv)
-    else:
-        bd, bd1, bdv, bdv1 = kp, 0, max(16, _npow2(dv)), 0
     kern[lambda meta: (_cdiv(tq, meta["BLOCK_M"]), z * h)](
-        *args, **_attn_flags(p, mode), I64=_i64(q4, m4, o, parts[0], parts[3]), BLOCK_D=bd,
-        BLOCK_DV=bdv, BLOCK_D1=bd1, BLOCK_DV1=bdv1)
+        *args, **_attn_flags(p, mode, d, dv), I64=_i64(q4, m4, o, parts[0], parts[3]))
     return flat
 

@@ -24,7 +24,7 @@ import inspect
 import triton
 import triton.language as tl
 
-from ...runtime.attention import _attn_weights, _attn_zh
+from ...runtime.attention import _attn_key_end, _attn_program, _attn_weights
 from ...templates.base import EmitContext
 from ...templates.launch import autotune
 from ..gemm.match import precision
@@ -55,13 +55,7 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, Z, H, TQ, TK, D, DV,
                      WEIGHTS: tl.constexpr, I64: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
                      HEAD_MAJOR: tl.constexpr, BLOCK_D1: tl.constexpr, BLOCK_DV1: tl.constexpr,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    pid_m = tl.program_id(0)
-    z, h = _attn_zh(Z, H, HEAD_MAJOR)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    if I64:
-        z = z.to(tl.int64)
-        h = h.to(tl.int64)
-        offs_m = offs_m.to(tl.int64)
+    z, h, offs_m = _attn_program(Z, H, HEAD_MAJOR, I64, BLOCK_M)
     # BLOCK_D1 / BLOCK_DV1 > 0 split the head dims into two power-of-two chunks [0, BLOCK_D) and
     # [BLOCK_D, BLOCK_D + BLOCK_D1) instead of padding them (80 -> 64 + 16, not 128).
     offs_d = tl.arange(0, BLOCK_D)
@@ -81,10 +75,7 @@ def _attn_fwd_kernel(q, k, v, m, o, scale, fill, Z, H, TQ, TK, D, DV,
     if BLOCK_DV1 > 0:
         offs_dv1 = BLOCK_DV + tl.arange(0, BLOCK_DV1)
         acc1 = tl.zeros([BLOCK_M, BLOCK_DV1], tl.float32)
-    hi = TK
-    if CAUSAL:  # keys after the tile's last query are masked for every row: skip them
-        hi = tl.minimum(TK, (pid_m + 1) * BLOCK_M)
-    for n0 in range(0, hi, BLOCK_N):
+    for n0 in range(0, _attn_key_end(TK, BLOCK_M, CAUSAL), BLOCK_N):
         offs_n = n0 + tl.arange(0, BLOCK_N)
         cols = offs_n < TK
         kt = tl.load(kb + offs_d[:, None] * skd + offs_n[None, :] * skn,
@@ -133,4 +124,4 @@ def render(name: str, ctx: EmitContext) -> str:
     return autotune(CONFIGS, TUNE_KEY) + text.rstrip("\n")
 
 
-__all__ = ["CONFIGS", "MAX_HEAD_DIM", "TUNE_KEY", "_attn_weights", "_attn_zh", "render"]
+__all__ = ["CONFIGS", "MAX_HEAD_DIM", "TUNE_KEY", "_attn_key_end", "_attn_program", "_attn_weights", "render"]

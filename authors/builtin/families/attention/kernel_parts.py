@@ -22,7 +22,7 @@ import inspect
 import triton
 import triton.language as tl
 
-from ...runtime.attention import _attn_weights, _attn_zh
+from ...runtime.attention import _attn_key_end, _attn_program, _attn_weights
 from ...runtime.attention_parts import _attn_dot3, _attn_pv, _attn_qk, _attn_v_scales
 from ...runtime.gemm_prep import _gemm_exp2, _gemm_pow2_exp, _gemm_split_f16
 from ...templates.launch import autotune
@@ -50,13 +50,7 @@ def _attn_parts_kernel(q, kh, kl, ks, vh, vl, vs, m, o, scale, fill, Z, H, TQ, T
                        WEIGHTS: tl.constexpr, HEAD_MAJOR: tl.constexpr, I64: tl.constexpr,
                        BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr, BLOCK_D1: tl.constexpr,
                        BLOCK_DV1: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    pid_m = tl.program_id(0)
-    z, h = _attn_zh(Z, H, HEAD_MAJOR)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    if I64:
-        z = z.to(tl.int64)
-        h = h.to(tl.int64)
-        offs_m = offs_m.to(tl.int64)
+    z, h, offs_m = _attn_program(Z, H, HEAD_MAJOR, I64, BLOCK_M)
     bid = z * H + h  # the parts' batch (Z * H of them, head fastest)
     # Head dims as one padded block (BLOCK_D = KP, K's padded row) or, with BLOCK_D1 / BLOCK_DV1
     # > 0, two power-of-two chunks [0, BLOCK_D) and [BLOCK_D, BLOCK_D + BLOCK_D1) (80 -> 64 + 16).
@@ -84,10 +78,7 @@ def _attn_parts_kernel(q, kh, kl, ks, vh, vl, vs, m, o, scale, fill, Z, H, TQ, T
     if BLOCK_DV1 > 0:
         offs_dv1 = BLOCK_DV + tl.arange(0, BLOCK_DV1)
         acc1 = tl.zeros([BLOCK_M, BLOCK_DV1], tl.float32)
-    hi = TK
-    if CAUSAL:  # keys after the tile's last query are masked for every row: skip them
-        hi = tl.minimum(TK, (pid_m + 1) * BLOCK_M)
-    for n0 in range(0, hi, BLOCK_N):
+    for n0 in range(0, _attn_key_end(TK, BLOCK_M, CAUSAL), BLOCK_N):
         offs_n = n0 + tl.arange(0, BLOCK_N)
         cols = offs_n < TK
         s = _attn_qk(qh, ql, kh, kl, kb + offs_n[None, :] * KP + offs_d[:, None], cols)
@@ -131,5 +122,6 @@ def render_parts(name: str) -> str:
     return autotune(PARTS_CONFIGS, TUNE_KEY) + text.rstrip("\n")
 
 
-__all__ = ["PARTS_CONFIGS", "_attn_dot3", "_attn_pv", "_attn_qk", "_attn_v_scales", "_attn_weights",
-           "_attn_zh", "_gemm_exp2", "_gemm_pow2_exp", "_gemm_split_f16", "render_parts"]
+__all__ = ["PARTS_CONFIGS", "_attn_dot3", "_attn_key_end", "_attn_program", "_attn_pv", "_attn_qk",
+           "_attn_v_scales", "_attn_weights", "_gemm_exp2", "_gemm_pow2_exp", "_gemm_split_f16",
+           "render_parts"]
