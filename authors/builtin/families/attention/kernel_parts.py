@@ -65,9 +65,10 @@ def _attn_parts_kernel(q, kh, kl, ks, vh, vl, vs, m, o, scale, fill, Z, H, TQ, T
         qt1 = tl.load(qb + offs_d1[None, :] * sqd, mask=rows[:, None] & (offs_d1[None, :] < D), other=0.0)
         amax = tl.maximum(amax, tl.max(tl.abs(qt1), axis=1))
     eq = _gemm_pow2_exp(amax)  # one scale per query row, over both chunks
-    qh, ql = _gemm_split_f16(qt * _gemm_exp2(14 - eq)[:, None])
+    sq = _gemm_exp2(14 - eq)[:, None]
+    qh, ql = _gemm_split_f16(qt * sq)
     if BLOCK_D1 > 0:
-        qh1, ql1 = _gemm_split_f16(qt1 * _gemm_exp2(14 - eq)[:, None])
+        qh1, ql1 = _gemm_split_f16(qt1 * sq)
     fq = _gemm_exp2(eq - 14)
     kb = bid * TK * KP
     vb = bid * DV * TKP
