@@ -26,7 +26,11 @@ def _cli(argv: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_optimize_writes_a_pruned_solution_that_says_what_it_launches(tmp_path: Path) -> None:
-    run = _cli(["optimize", str(PROBLEM), "--device", "cpu", "--rounds", "1", "--out", "out"], tmp_path)
+    # Rationale: one round of two variants reaches pruning as four do; the config file is the
+    # user's own way to say so (four variants took 77 s of CI on two busy cores).
+    (tmp_path / "cfg.toml").write_text("[run]\nvariants = 2\ntrials = 2\n")
+    run = _cli(["optimize", str(PROBLEM), "--device", "cpu", "--rounds", "1", "--out", "out",
+                "--config", "cfg.toml"], tmp_path)
     assert run.returncode == 0, run.stderr
     solution = (tmp_path / "out" / "solution.py").read_text()
     report = json.loads((tmp_path / "out" / "report.json").read_text())
