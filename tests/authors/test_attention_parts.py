@@ -1,12 +1,11 @@
-"""flash-attention-tiling's `f16_parts` variant under the interpreter: K and V split once into
-scaled fp16 parts, every product three fp16 dots; against PyTorch's attention in float64 on
-inputs whose rows and columns span many decades (the scales must carry them), on several query
-and key tiles (a partial last one included), with each mask form; and the generated candidate
-is a move of its own, judged correct by the evaluator."""
+"""flash-attention-tiling's `f16_parts` (its default where dots would be tf32x3) under the
+interpreter: K and V split once into scaled fp16 parts, every product three fp16 dots; against
+PyTorch's attention in float64 on inputs whose rows and columns span many decades (the scales
+must carry them), on several query and key tiles (a partial last one included), with each mask
+form; the generated first candidate is judged correct by the evaluator, and turning the parts
+off is a move of its own."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import pytest
 import torch
@@ -40,7 +39,7 @@ def _spread(t: torch.Tensor, dim: int, lo: int = -6, hi: int = 6) -> torch.Tenso
     """`t` with its slices along `dim` scaled over decades (10^lo .. 10^hi)."""
     shape = [1] * t.dim()
     shape[dim] = t.shape[dim]
-    return t * torch.logspace(lo, hi, t.shape[dim]).reshape(shape)
+    return t * torch.logspace(lo, hi, t.shape[dim], device=t.device).reshape(shape)
 
 
 # (name, mask shape or None, mask mode, causal, weights). Z = 2, H = 3, T = 100 queries and keys
@@ -127,24 +126,23 @@ def test_no_keys_gives_what_the_default_kernel_gives(weights: str) -> None:
     assert got.isnan().all() == (weights == "softmax")
 
 
-def test_f16_parts_is_a_move_judged_correct() -> None:
+def test_f16_parts_is_the_default_and_judged_correct() -> None:
     default = generate(PROBLEM).source
-    params: dict[str, Any] = {"f16_parts": True}
-    cand = generate(PROBLEM, skill=ATTN, params=params)
-    assert cand.source != default
-    assert "_attn_parts_run(" in cand.source and "'f16_parts': True" in cand.source
-    assert "_attn_parts_run(" not in default and "_gemm_prep(" not in default
-    result = evaluate(PROBLEM, cand.source, OPTIONS)
+    assert "_attn_parts_run(" in default and "'f16_parts': True" in default and "_gemm_prep(" in default
+    result = evaluate(PROBLEM, default, OPTIONS)
     assert result.correct, result.reason
-    both = generate(PROBLEM, skill=ATTN, params={"f16_parts": True, "head_major": True})
-    assert both.source not in (default, cand.source)
-    # Under the planner's "ieee" dots the variant would replace them: it is not emitted.
-    ieee = generate(PROBLEM, skill=ATTN, params={"f16_parts": True, "input_precision": "ieee"})
+    # Turning it off is a move of its own: the tf32x3 kernel, no preparation pasted.
+    off = generate(PROBLEM, skill=ATTN, params={"f16_parts": False})
+    assert "_attn_parts_run(" not in off.source and "_gemm_prep(" not in off.source
+    both = generate(PROBLEM, skill=ATTN, params={"head_major": True})
+    assert both.source not in (default, off.source) and "_attn_parts_run(" in both.source
+    # Under the planner's "ieee" dots the parts would replace them: not emitted.
+    ieee = generate(PROBLEM, skill=ATTN, params={"input_precision": "ieee"})
     assert "_attn_parts_run(" not in ieee.source
 
 
 def test_f16_parts_on_packed_projections() -> None:
-    """The variant on nn.MultiheadAttention, judged correct: K and V prepared from the packed
+    """fp16 parts on nn.MultiheadAttention, judged correct: K and V prepared from the packed
     in-projection's strided head views, seq-first with a float mask and batch-first with a boolean
     one (the other spellings reach the kernel through the same views as the default's)."""
     src = make("y = self.a(x, x, x, attn_mask=m)[0]\n"
@@ -153,7 +151,7 @@ def test_f16_parts_on_packed_projections() -> None:
                "return y, z", "torch.randn(13, 2, 32), torch.randn(13, 13)", "x, m",
                "self.a = nn.MultiheadAttention(32, 4)\n"
                "self.b = nn.MultiheadAttention(32, 4, batch_first=True)")
-    cand = generate(src, skill=ATTN, params={"f16_parts": True})
+    cand = generate(src)
     assert cand.source.count("return _attn_parts_run(") == 2, cand.source
     result = evaluate(src, cand.source, OPTIONS)
     assert result.correct, result.reason
@@ -166,6 +164,7 @@ def test_parts_on_tensor_cores(d: int, causal: bool, split: bool) -> None:
     model: the same error bound at a size with 16 key tiles, every configuration of the list."""
     from kernelskill.authors.builtin.families.attention.kernel_parts import PARTS_CONFIGS
     from kernelskill.authors.builtin.runtime.common import _configs
+    from triton.runtime.errors import OutOfResources
 
     torch.manual_seed(0)
     z, h, t, scale = 2, 4, 1000, 0.8 / d ** 0.5
@@ -177,8 +176,14 @@ def test_parts_on_tensor_cores(d: int, causal: bool, split: bool) -> None:
          "f16_parts": True, "split_d": split}
     ref = _reference(q, k, v, mask, causal, scale, "softmax")
     bound = _reference(q, k, v.abs(), mask, causal, scale, "softmax")
+    ran = 0
     for cfg in _configs(PARTS_CONFIGS):
         kern = triton.autotune([cfg], key=["TQ", "TK", "D", "DV"])(_attn_parts_kernel)
-        out = _attn_parts_run(kern, q, k, v, mask, scale, p)
+        try:
+            out = _attn_parts_run(kern, q, k, v, mask, scale, p)
+        except OutOfResources:  # as the autotuner does: a configuration the card cannot hold is skipped
+            continue
         err = ((out.double() - ref).abs() / (bound + 1e-300)).max().item()
         assert err < 1e-5, (cfg, err)
+        ran += 1
+    assert ran >= len(PARTS_CONFIGS) - 1, ran  # one did not fit at head dim 80 padded (H100, 2026-12-07)

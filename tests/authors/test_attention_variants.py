@@ -1,7 +1,8 @@
 """The flash-attention-tiling variants under the interpreter: `head_major` (programs ordered by
 head, then batch) and `split_d` (head dims split into two power-of-two blocks), alone and
 together, against PyTorch's attention in float64; the split sizes; and that each variant changes
-the generated source (a move the planner can try) while the default emits what it always did."""
+the generated source (a move the planner can try), `f16_parts: false` (the tf32x3 kernel) among
+them, while the default runs on fp16 parts where the dots would be tf32x3."""
 
 from __future__ import annotations
 
@@ -119,16 +120,19 @@ def get_init_inputs():
 
 def test_each_variant_is_a_move_and_judged_correct() -> None:
     default = generate(PROBLEM).source
+    assert "_attn_parts_run(" in default and "'f16_parts': True" in default  # on where dots are tf32x3
     assert "'head_major'" not in default and "'split_d'" not in default
     assert generate(PROBLEM, skill=ATTN).source == default
-    assert generate(PROBLEM, skill=ATTN, params={"head_major": False}).source == default
+    for same in ({"head_major": False}, {"f16_parts": True}):
+        assert generate(PROBLEM, skill=ATTN, params=same).source == default
     sources = {}
-    for variant in VARIANTS[1:]:
+    for variant in [*VARIANTS[1:], {"f16_parts": False}, {"f16_parts": False, "head_major": True}]:
         cand = generate(PROBLEM, skill=ATTN, params=variant)
         assert cand.source != default
-        for f in variant:
-            assert f"'{f}': True" in cand.source
+        for f, on in variant.items():
+            assert (f"'{f}': True" in cand.source) == on
+        assert ("return _attn_run(" in cand.source) == (variant.get("f16_parts") is False)
         result = evaluate(PROBLEM, cand.source, OPTIONS)
         assert result.correct, result.reason
-        sources[tuple(variant)] = cand.source
+        sources[tuple(variant.items())] = cand.source
     assert len(set(sources.values())) == len(sources)

@@ -12,12 +12,15 @@ from .kernel_parts import render_parts
 from .match import rewrite_attention
 
 _FLAGS = ("kt", "packed", "divide", "mask", "fill", "mask_first", "causal", "bthd", "weights")
-# The skill's variants (ctx.params), added to the flags only when on, so that the default emits
-# the launch call it always did. split_d is emitted whatever the head dims: the launcher splits
-# only where that pads less (`_attn_split`), and the timed size may have other head dims.
-# f16_parts swaps the kernel for kernel_parts.py's (fp16 parts replace tf32x3, so only where the
-# dots would be tf32x3); head_major and split_d mean the same beside it.
+# The skill's variants (ctx.params), added to the flags only when on. split_d is emitted whatever
+# the head dims: the launcher splits only where that pads less (`_attn_split`), and the timed size
+# may have other head dims. f16_parts (kernel_parts.py: fp16 parts replace tf32x3, so only where
+# the dots would be tf32x3) is on unless a variant turns it off: on an H100 it ran 1.3-2.8x the
+# tf32x3 kernel on five shapes, at lower error, and beat eager SDPA on each
+# (problems/measurements/h100-2026-12-07-attention-parts/); head_major and split_d mean the same
+# beside it.
 _VARIANTS = ("head_major", "split_d", "f16_parts")
+_ON_BY_DEFAULT = {"f16_parts"}
 
 
 def attention_ok(op: Op) -> bool:
@@ -26,12 +29,13 @@ def attention_ok(op: Op) -> bool:
 
 
 def emit_attention(region: Region, ctx: EmitContext) -> Emitted:
-    """One fused kernel for the region's attention op, its launcher (one `_attn_run` call, or
-    `_attn_parts_run` under f16_parts, with the op's form and the variants on in `ctx.params` as
-    literal flags) and the forward line."""
+    """One fused kernel for the region's attention op, its launcher (one `_attn_parts_run` call
+    where the dots would be tf32x3 and no variant turned f16_parts off, else `_attn_run`, with
+    the op's form and the variants on as literal flags) and the forward line."""
     ctx.share("collapse", COLLAPSE)
     ctx.share("attention", ATTENTION)
-    parts = bool(ctx.params.get("f16_parts", False)) and precision(ctx) == "tf32x3"
+    on = {f for f in _VARIANTS if ctx.params.get(f, f in _ON_BY_DEFAULT)}
+    parts = "f16_parts" in on and precision(ctx) == "tf32x3"
     if parts:
         ctx.share("gemm_prep", GEMM_PREP)
         ctx.share("attention_parts", ATTENTION_PARTS)
@@ -39,7 +43,7 @@ def emit_attention(region: Region, ctx: EmitContext) -> Emitted:
     a = op.attrs
     kname, lname = ctx.name("attention_kernel"), ctx.name("attention")
     flags = {f: a[f] for f in _FLAGS}
-    flags.update({f: True for f in _VARIANTS if ctx.params.get(f, False) and (f != "f16_parts" or parts)})
+    flags.update({f: True for f in _VARIANTS if f in on and (f != "f16_parts" or parts)})
     run = "_attn_parts_run" if parts else "_attn_run"
     helper = "\n".join([f"def {lname}(q, k, v, m, s):",
                         f"    return {run}({kname}, q, k, v, m, s, {flags!r})"])
@@ -59,7 +63,7 @@ class AttentionTemplate(Template):
 
     kinds = ("attention", "rewrite")
     priority = 1
-    params = {f: [False, True] for f in _VARIANTS}
+    params = {f: [f in _ON_BY_DEFAULT, f not in _ON_BY_DEFAULT] for f in _VARIANTS}
 
     def match(self, region: Region) -> bool:
         op = region.anchor
