@@ -126,13 +126,17 @@ def test_each_variant_is_a_move_and_judged_correct() -> None:
     for same in ({"head_major": False}, {"f16_parts": True}):
         assert generate(PROBLEM, skill=ATTN, params=same).source == default
     sources = {}
-    for variant in [*VARIANTS[1:], {"f16_parts": False}, {"f16_parts": False, "head_major": True}]:
+    # Judged: one candidate per kernel with every flag on (the kernel tests above and
+    # test_attention_parts.py check each flag's numerics); the others must be distinct moves.
+    judged = ({"head_major": True, "split_d": True}, {"f16_parts": False, "head_major": True})
+    for variant in [*VARIANTS[1:], {"f16_parts": False}, judged[1]]:
         cand = generate(PROBLEM, skill=ATTN, params=variant)
         assert cand.source != default
         for f, on in variant.items():
             assert (f"'{f}': True" in cand.source) == on
         assert ("return _attn_run(" in cand.source) == (variant.get("f16_parts") is False)
-        result = evaluate(PROBLEM, cand.source, OPTIONS)
-        assert result.correct, result.reason
+        if variant in judged:
+            result = evaluate(PROBLEM, cand.source, OPTIONS)
+            assert result.correct, result.reason
         sources[tuple(variant.items())] = cand.source
     assert len(set(sources.values())) == len(sources)

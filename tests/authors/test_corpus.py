@@ -94,10 +94,11 @@ def test_optimize_command_on_a_forward_made_constant(tmp_path: Path) -> None:
     # The failure seen on held-out problems: a tensor constant fx makes while tracing must reach ModelNew.
     pat = CORPUS / "tensor_constant_in_forward.py"
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    (tmp_path / "cfg.toml").write_text("[run]\nvariants = 1\ntrials = 2\n")  # subject: the first candidate
     done = subprocess.run([sys.executable, "-c", "import sys; from kernelskill.cli.main import main; "
                            "sys.exit(main())", "optimize", str(pat), "--device", "cpu", "--rounds", "1",
-                           "--out", str(tmp_path / "out")], env=env, text=True, capture_output=True,
-                          timeout=400)
+                           "--out", str(tmp_path / "out"), "--config", str(tmp_path / "cfg.toml")],
+                          env=env, text=True, capture_output=True, timeout=400)
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     first = report["attempts"][0]
