@@ -125,10 +125,8 @@ def test_graph_with_a_tiny_real_model_ends_cleanly(smollm2: str, tmp_path: Path)
                         skill_stats=tmp_path / "stats.json")
     # Greedy decoding keeps the run reproducible; short replies keep it within CI's time (a ReLU
     # candidate fits in 384 tokens; 768 took 176 s here against 147, the rest is reading prompts).
-    # No retries: test_llm_author.py covers them against a scripted server; here each retry of an
-    # unusable reply cost another ~25 s of prompt reading.
     llm = LLMConfig(model=MODEL_NAME, base_url=smollm2, temperature=0.0, max_tokens=384, timeout_s=180,
-                    retries=0)
+                    retries=1)
     # Rationale: one round of two variants takes every edge an LLM run takes (generate, repair,
     # plan, several variants in a round, finalize); two rounds of up to four variants took 357 s
     # of CI's 30 minutes on one decoding thread (CI run of 2026-12-07).
