@@ -63,20 +63,18 @@ class ProfileOptions:
     budget_s: float = 25.0
     """Start, timeline, timing and the FLOP count; Nsight Compute has its own `ncu_budget_s`."""
     ncu_budget_s: float = 30.0
-    """Nsight Compute's own seconds, from when it starts. One shared budget left it nothing on
-    three level-3 problems of an H100, whose timeline, timing and count took 21-25 s of 25
-    (problems/measurements/h100-2026-12-06-rounds/call5.log, tests/gpu/profile_graph_replay.py)."""
+    """Nsight Compute's own seconds: one shared budget left it nothing on three level-3 problems of
+    an H100 (21-25 s of 25 went before it: problems/measurements/h100-2026-12-06-rounds/call5.log)."""
     work: list[float] | None = None
-    """[FLOPs, bytes, conv FLOPs] of the reference as the evaluation counted them (EvalResult.flops,
-    bytes, conv_flops; a pair counts no conv FLOPs): not counted again (the count imports
-    torch._dynamo, seconds of a profile)."""
+    """[FLOPs, bytes, conv FLOPs] of the reference as the evaluation counted them (a pair counts no
+    conv FLOPs), not counted again: the count imports torch._dynamo, seconds of a profile."""
     ncu: bool = True
     """Run Nsight Compute when `ncu` is on PATH."""
     ncu_launches: int = 8
     """At most this many launches are profiled by ncu, the dominating kernels first."""
     ncu_without_replay: bool = True
-    """ncu profiles a graph-replay candidate's kernels launched without replay (its `_eager_forward`);
-    False profiles them inside the replay, as the timeline's forward ran them (a diagnostic)."""
+    """ncu profiles a graph-replay candidate's kernels launched without replay (`_eager_forward`);
+    False: inside the replay, as the timeline ran them (a diagnostic)."""
     timing_budget_s: float = 0.5
 
     @classmethod
@@ -91,8 +89,7 @@ class ProfileResult:
     reason: str | None = None
     usage_error: bool = False
     device: str = "cuda"
-    subject: str = "reference"
-    """'candidate' or 'reference': what was profiled."""
+    subject: str = "reference"  # 'candidate' or 'reference': what was profiled
     size: str = "full"
     precision_policy: str = "default"
     gpu_name: str | None = None
@@ -110,10 +107,9 @@ class ProfileResult:
     ncu_status: str = "not run"
     ncu_s: float | None = None
     stage_s: dict[str, float] = field(default_factory=dict)
-    """Seconds of each stage inside the child (load: build and candidate import; timeline: warm-up
-    with its Triton compiles and autotuning, and the traced forward; ncu: Nsight Compute's run)."""
-    elapsed_s: float | None = None
-    """Seconds inside the child, from its request to its result."""
+    """Seconds of each stage in the child (load: build, import; timeline: warm-up with its compiles
+    and autotuning, then the traced forward; ncu: Nsight Compute's run)."""
+    elapsed_s: float | None = None  # seconds inside the child, from its request to its result
     wall_s: float | None = None
     """Seconds the parent waited, interpreter start and imports included: the cost of a profile."""
     log_tail: str = ""
