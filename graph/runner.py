@@ -29,8 +29,10 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def describe(node: str, update: dict[str, Any]) -> str | None:
-    """One progress line for a node's update (pure; None when there is nothing to say)."""
+def describe(node: str, update: dict[str, Any], profile_reused: bool = False) -> str | None:
+    """One progress line for a node's update (pure; None when there is nothing to say).
+    `profile_reused`: the profiler handed back the profile it made earlier (the best is unchanged),
+    so nothing was measured and no profiling cost is said."""
     if node in ("generator", "repairer"):
         c = update.get("candidate")
         errors = [a.error for a in update.get("attempts", []) if a.error]
@@ -56,7 +58,8 @@ def describe(node: str, update: dict[str, Any]) -> str | None:
             " -> new best" if "best" in update else "") + took_s + variants_said(update.get("attempts", []))
     if node == "profiler":
         p = update["profile"]
-        return f"profiler: {p.bottleneck} ({p.source}); {', '.join(p.structures)}" + profile_cost(p)
+        said = f"profiler: {p.bottleneck} ({p.source}); {', '.join(p.structures)}"
+        return said + (" [best unchanged: its profile reused]" if profile_reused else profile_cost(p))
     if node == "planner":
         plan = update.get("plan")
         n = len(plan.all_variants()) if plan else 0
@@ -121,8 +124,9 @@ def write_outputs(state: GraphState, thread_id: str, out_dir: Path, unfinished: 
 
 def _stream(graph: Any, payload: Any, config: dict, thread_id: str, out_dir: Path,
             say: Printer, resume: str) -> None:
-    """Run the graph from `payload` (None: resume), saying one line per node update."""
-    best_hash = None
+    """Run the graph from `payload` (None: resume), saying one line per node update, with the
+    seconds since the previous update (the node's own time: nodes run one at a time)."""
+    best_hash, last_profile, t0 = None, None, time.monotonic()
     # durability="sync": each step's checkpoint is on disk before the next step starts (LangGraph's
     # default writes it in the background, racing the next step): a crash loses at most the step
     # in flight, and `unfinished` resumes one whose result was already saved.
@@ -133,9 +137,12 @@ def _stream(graph: Any, payload: Any, config: dict, thread_id: str, out_dir: Pat
                 best_hash = update["best"].hash
                 state = GraphState.model_validate(graph.get_state(config).values)
                 write_outputs(state, thread_id, out_dir, MID_RUN, resume)
-            line = describe(node, update or {})
+            profile = (update or {}).get("profile")
+            line = describe(node, update or {}, profile is not None and profile == last_profile)
+            last_profile = profile if profile is not None else last_profile
+            took, t0 = time.monotonic() - t0, time.monotonic()
             if line:
-                say(line)
+                say(f"{line} ({took:.0f} s)" if took >= 1 else line)
 
 
 def run(problem: Problem, settings: RunSettings, thread_id: str, checkpoints: Path | str, out_dir: Path,

@@ -55,6 +55,9 @@ def test_profiler_line_says_what_the_profile_cost() -> None:
                 seconds={"wall": 20.6, "load": 1.2, "timeline": 6.4, "timing": 0.7, "ncu": 9.3})
     assert describe("profiler", {"profile": p}) == (
         "profiler: memory-bound (gpu); conv, elementwise [profiled in 21 s: timeline 6, ncu 9]")
+    # The same profile handed back for an unchanged best (a round that did not win) cost nothing.
+    assert describe("profiler", {"profile": p}, profile_reused=True) == (
+        "profiler: memory-bound (gpu); conv, elementwise [best unchanged: its profile reused]")
     p.seconds = {"wall": 3.0}
     assert describe("profiler", {"profile": p}).endswith("elementwise [profiled in 3 s]")
     p.seconds = {}  # the reviewer's breakdown or a static profile: no child ran
