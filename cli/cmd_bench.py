@@ -229,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.metrics import render_table
     from ..bench.runner import BenchError, plan
     from ..bench.runner import run as run_bench
+    from ..bench.worst import render as render_worst
+    from ..bench.worst import worst
     from .main import UsageError
 
     if args.resume and not args.out:
@@ -251,6 +253,8 @@ def run(args: argparse.Namespace) -> int:
     except BenchError as e:
         raise UsageError(str(e)) from None
     print(render_table(ran.summary))
+    if listed := render_worst(*worst(ran.rows, out)):
+        print(listed)
     say(f"wrote {out / 'results.jsonl'}, {out / 'summary.json'} and {ran.html} "
         f"({time.time() - ran.started:.0f} s this session)")
     if ran.interrupted:
