@@ -21,6 +21,7 @@ SMALL_CONFIGS = [
 class BatchedSmallGemm(GemmTemplate):
     default = False
     configs = SMALL_CONFIGS
+    params = {}  # no variants: the precision knobs are gemm-tf32x3-strict-fp32's
 
 
 TEMPLATE = BatchedSmallGemm()

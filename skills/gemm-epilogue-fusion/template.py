@@ -16,6 +16,7 @@ class GemmEpilogueFusion(GemmTemplate):
     # Above gemm-tf32x3-strict-fp32 (the same kernel): a plain GEMM region must pick this template
     # too, or fuse.py could not attach the following pointwise chain to it as an epilogue.
     priority = 20
+    params = {}  # no variants: its tiles and precision are the defaults the other skills move from
 
 
 TEMPLATE = GemmEpilogueFusion()

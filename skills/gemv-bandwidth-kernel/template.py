@@ -13,6 +13,7 @@ from kernelskill.authors.builtin.templates.api import GemmTemplate
 class GemvBandwidth(GemmTemplate):
     default = False
     rank1 = True
+    params = {}  # no variants: the tensor-core path's precision knobs are gemm-tf32x3-strict-fp32's
 
 
 TEMPLATE = GemvBandwidth()

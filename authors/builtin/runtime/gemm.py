@@ -128,7 +128,8 @@ def _gemm_run(plans, kernels, ops, scalars, dtype, cfg):
     linear, the epilogue operands; `scalars`: the epilogue's run-time numbers; `dtype`: the output's;
     `kernels`: the launcher's kernels in _gemm_slots order (a pruned one is None: _launch raises);
     `cfg`: (linear, fold, has_bias, the epilogue operands' row-dim constexpr names, precision, fp16
-    scales "auto" / "row" / "chunk", gemv kernels?, split-K kernels?), a constant.
+    scales "auto" / "row" / "chunk", gemv kernels?, split-K: False, True (by the shape) or a pinned
+    number of K chunks), a constant.
     The plan of the operands' signature is cached (_gemm_new_plan), so a known signature costs the
     lookup, the views, the allocations, the preparation passes (they read the data) and the
     launches with the autotuner's kept pick. The timing protocol counts host time: replanning
@@ -236,8 +237,12 @@ def _gemm_planner(ops, dev, cfg, dtype):
     rows = {"ROW_SCALES": p.row_scaled} if p.twin == 1 else {}
     swap = p.prep == 3
     # Rationale: with fewer output tiles than ~2 waves of SMs and a long K, split K into chunks of
-    # >= 1024 (>= 32 BLOCK_K steps keep the pipeline full) so every SM works.
-    split = min(2 * _sms(dev, 132) // (nb * _cdiv(M, 128) * _cdiv(N, 128)), K // 1024, 32) if split_k else 0
+    # >= 1024 (>= 32 BLOCK_K steps keep the pipeline full) so every SM works. A count (gemm-split-k's
+    # variants) pins the chunks whatever the shape, each >= 128 long (a K shorter than 256 is not split).
+    if split_k is True:
+        split = min(2 * _sms(dev, 132) // (nb * _cdiv(M, 128) * _cdiv(N, 128)), K // 1024, 32)
+    else:
+        split = min(int(split_k), K // 128)
     if split >= 2:
         chunk = _cdiv(_cdiv(K, split), 128) * 128
         split = _cdiv(K, chunk)

@@ -35,7 +35,8 @@ class GemmLaunch:
     precision: str
     scales: str
     gemv: bool
-    split_k: bool
+    split_k: bool | int
+    """Split-K kernels: False, True (the runtime's rule), or a pinned number of K chunks."""
 
     def render(self) -> str:
         """The launcher making one runtime call, and its plan cache (`{name}.plans`)."""

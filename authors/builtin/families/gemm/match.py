@@ -15,6 +15,11 @@ def tile_config(bm: int, bn: int, bk: int, warps: int, stages: int, group: int =
     return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group), warps, stages
 
 
+Configs = list[tuple[dict, int, int]]
+TileLists = tuple[Configs, Configs, Configs]
+"""A kernel set's tile configurations: (plain, prepared TF32 parts, prepared fp16 parts)."""
+
+
 # Rationale (H200: 132 SMs, 227 KB shared memory per block, 64K registers per SM): a tf32x3 dot
 # splits each operand into TF32 big and small parts and runs three tensor-core products, so the
 # kernel is register-bound: compiled for sm_90 (ptxas, no GPU), 128x128 tiles fit 8 warps at
@@ -103,12 +108,13 @@ def chain_ok(ops: list[Op], max_ext: int = 8) -> bool:
         len(ext) <= max_ext and all(str(v.meta.dtype) in FLOATS for v in ext)
 
 
-def precision(ctx: EmitContext, tf32: bool = False) -> str:
+def precision(ctx: EmitContext, tf32: bool = False, params: dict | None = None) -> str:
     """tl.dot input_precision: one-pass TF32 only when the policy allows it and the template asks;
-    otherwise fp32-accurate tf32x3 (or "ieee" when the planner picks it)."""
+    otherwise fp32-accurate tf32x3 (or "ieee" when the planner picks it: `params`, by default the
+    variant's ctx.params)."""
     if tf32 and ctx.matmul_tf32:
         return "tf32"
-    p = ctx.params.get("input_precision", "tf32x3")
+    p = (ctx.params if params is None else params).get("input_precision", "tf32x3")
     return p if p in ("tf32x3", "ieee") else "tf32x3"
 
 

@@ -3,7 +3,9 @@ emitting the kernel(s) of families/gemm/kernels.py plus a launcher.
 
 Skill folders (gemm-epilogue-fusion, gemm-tf32x3-strict-fp32, gemm-tile-shapes, ...) subclass
 `GemmTemplate` and change its configs, precision, or launch strategy (split-K, an FMA path for
-matrix-vector shapes). Every variant fuses the region's pointwise epilogue into the store.
+matrix-vector shapes); their SKILL.md variants reach the variant hooks below through the
+parameters each declares (`params`: precision, tile family, group size, K chunks). Every variant
+fuses the region's pointwise epilogue into the store.
 
 Match decides from kinds, ranks and dtypes only; sizes are read by the launcher at run time, so
 a candidate captured at SMALL size runs unchanged at full size.
@@ -25,6 +27,7 @@ from .match import (
     GEMV_CONFIGS,
     PREP16_CONFIGS,
     PREP_CONFIGS,
+    TileLists,
     chain_ok,
     gemm_ok,
     precision,
@@ -59,6 +62,9 @@ class GemmTemplate(Template):
     fold = True
     """Fold A's batch into M when B is one matrix (off when the kernel needs per-matrix rows)."""
     params = {"input_precision": ["tf32x3", "ieee"], "f16_scales": ["auto", "row", "chunk"]}
+    """What the template reads from a variant's ctx.params. Only templates declaring a key read it:
+    the precision knobs are gemm-tf32x3-strict-fp32's (and the structural rewrites'), the other
+    GEMM skills declare their own space (tile families, group size, K chunks)."""
     # A prepared GEMM costs five host launches (two bounds, two preparations, the autotuned kernel of
     # ~25 arguments), all issued before the kernel that does the work can start. Measured on an H200
     # under the timing protocol (2026-11-30, tests/gpu/candidates_vs_eager.py, default candidates,
@@ -73,24 +79,38 @@ class GemmTemplate(Template):
                 and chain_ok(region.epilogue))
 
     # ---- variant hooks ----------------------------------------------------------------------
+    def own(self, ctx: EmitContext) -> dict:
+        """The variant's parameters this template declares (`params`); others are ignored."""
+        return {k: v for k, v in ctx.params.items() if k in self.params}
+
     def kernel_opts(self, region: Region, ctx: EmitContext) -> KernelOpts:
         op = region.anchor
-        return KernelOpts(precision=precision(ctx, self.tf32),
+        return KernelOpts(precision=precision(ctx, self.tf32, self.own(ctx)),
                           has_bias=op.kind == "linear" and op.attrs.get("bias") is not None)
 
+    def tile_lists(self, ctx: EmitContext) -> TileLists:
+        """(configs, prep_configs, prep16_configs) of this variant: the class's lists; skills whose
+        variants pin a tile family or a group size override it."""
+        return self.configs, self.prep_configs, self.prep16_configs
+
     def config_list(self, ctx: EmitContext) -> list[tuple[dict, int, int]]:
-        return ctx.params.get("configs") or self.configs
+        return ctx.params.get("configs") or self.tile_lists(ctx)[0]
 
     def prep_config_list(self, ctx: EmitContext, f16: bool = False) -> list[tuple[dict, int, int]]:
         if f16:
-            return ctx.params.get("prep16_configs") or self.prep16_configs
-        return ctx.params.get("prep_configs") or self.prep_configs
+            return ctx.params.get("prep16_configs") or self.tile_lists(ctx)[2]
+        return ctx.params.get("prep_configs") or self.tile_lists(ctx)[1]
 
     def f16_scales(self, ctx: EmitContext) -> str:
         """Scales of fp16 operand parts: "auto" (by output size, runtime _GEMM_ROW_MIN), "row" or
         "chunk"."""
-        p = ctx.params.get("f16_scales", "auto")
+        p = self.own(ctx).get("f16_scales", "auto")
         return p if p in F16_SCALES else "auto"
+
+    def splits(self, ctx: EmitContext) -> bool | int:
+        """K chunks: True for the run-time rule (`split_k`), False for none; gemm-split-k's
+        variants pin a count (the runtime then splits K into that many chunks whatever the shape)."""
+        return self.split_k
 
     # ---- emission ---------------------------------------------------------------------------
     def emit(self, region: Region, ctx: EmitContext) -> Emitted:
@@ -108,7 +128,8 @@ class GemmTemplate(Template):
         names = {"main": kname}
         if opts.precision == "tf32x3":
             kernels += self._three_dot_twins("main", "gemm", opts, chain, ctx, names)
-        if self.split_k:
+        split = self.splits(ctx)
+        if split:
             names["part"], names["reduce"] = ctx.name("gemm_splitk_kernel"), ctx.name("gemm_splitk_reduce")
             part = replace(opts, split=True)
             kernels += [kernel_source(names["part"], part, None, self.config_list(ctx)),
@@ -123,13 +144,13 @@ class GemmTemplate(Template):
                                       GEMV_CONFIGS)]
         ext = chain.ext if chain is not None else []
         scalars = chain.scalars if chain is not None else []
-        helpers = self.launcher(lname, op, opts, chain, names, len(ext), self.f16_scales(ctx))
+        helpers = self.launcher(lname, op, opts, chain, names, len(ext), self.f16_scales(ctx), split)
         args = [v.name for v in op.tensor_inputs()] + [v.name for v in ext] + [v.name for v in scalars]
         line = f"{out.name} = {lname}({', '.join(args)})"
         return Emitted(kernels=kernels, helpers=helpers, lines=[line])
 
     def launcher(self, lname: str, op: Op, opts: KernelOpts, chain: GemmChain | None, names: dict[str, str],
-                 n_ext: int, scales: str = "auto") -> list[str]:
+                 n_ext: int, scales: str = "auto", split: bool | int | None = None) -> list[str]:
         """The launcher `lname`: one call of runtime _gemm_run with its kernels and a constant
         configuration; the runtime plans each operand signature once on meta tensors
         (_gemm_planner), so that a call costs a dict lookup, the operands' views, the allocations,
@@ -143,7 +164,8 @@ class GemmTemplate(Template):
             dtype=str(dtype), linear=op.kind == "linear", fold=self.fold, has_bias=opts.has_bias,
             # The epilogue operands' row-dim counts are constexprs of the kernels (GemmChain.kernel_params).
             rr=tuple(f"{chain.p}_RR{i}" for i in range(n_ext)) if chain is not None else (),
-            precision=opts.precision, scales=scales, gemv=self.small_dim, split_k=self.split_k)
+            precision=opts.precision, scales=scales, gemv=self.small_dim,
+            split_k=self.split_k if split is None else split)
         return [launch.render()]
 
     def _three_dot_twins(self, kind: str, stem: str, opts: KernelOpts, chain: GemmChain | None,
