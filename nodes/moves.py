@@ -117,10 +117,11 @@ def never(skill_id: str, params: dict[str, Any]) -> bool:
     return False
 
 
-# Rationale: the GEMM skills share their variants (input precision, fp16 part scales), which act on
-# the same launcher whatever the skill; on an H100 level1/01 judged `f16_scales: row` and `chunk`
-# in five rounds, each time slower than that round's default (0.88-0.97 ms against 0.81-0.91):
-# half of each round's evaluations, measuring again what the rounds before had measured.
+# Rationale: parameters several skills share act the same whatever the skill (the precision knobs
+# of gemm-tf32x3-strict-fp32 and the triangular / symmetric GEMM rewrites). When every GEMM skill
+# still offered them, an H100 judged level1/01's `f16_scales: row` and `chunk` in five rounds, each
+# time slower than that round's default (0.88-0.97 ms against 0.81-0.91): half of each round's
+# evaluations, measuring again what the rounds before had measured.
 LOST_HERE = 2
 
 

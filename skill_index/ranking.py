@@ -72,7 +72,8 @@ def known_loser(own: Experience, shared: Experience) -> bool:
     """A variant the memory says loses: no win and a mean gain at or below LOSS over its own timed
     tries (this skill), or, with none, over two or more of other skills with the same parameters on
     these structures (a precision knob several GEMM skills share: on an H100 level1/01's
-    `input_precision: ieee` ran 2.9x slower in each of six rounds, a quarter of their evaluations)."""
+    `input_precision: ieee` ran 2.9x slower in each of six rounds, a quarter of their evaluations,
+    when every GEMM skill offered it; the precision skill and the structural GEMM rewrites still do)."""
     exp = own if own.tries - own.untimed else shared
     timed = exp.tries - exp.untimed
     enough = timed >= (1 if exp is own else 2)
