@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
+import threading
 from typing import Any
 
 from ...eval import precision
@@ -35,6 +36,19 @@ def config_of(cand: Candidate | None) -> BuiltinConfig:
     return cand.author_state.config.model_copy(deep=True) if cand else BuiltinConfig()
 
 
+def applying(cand: Candidate | None, skill_id: str, params: dict[str, Any]) -> BuiltinConfig:
+    """The config of `cand` with the skill turned on (the newest applied) and its parameters."""
+    cfg = config_of(cand)
+    cfg.enabled = [t for t in cfg.enabled if t != skill_id] + [skill_id]
+    cfg.disabled = [t for t in cfg.disabled if t != skill_id]
+    if params:
+        cfg.params[skill_id] = dict(params)
+    return cfg
+
+
+BUILT_MAX = 256
+"""Applied-skill builds kept (BuiltinAuthor._applied): a few planner calls' worth."""
+
 _JIT_DEF = re.compile(r"@triton\.jit\b[^\n]*\n\s*def (\w+)\(")
 
 
@@ -56,9 +70,9 @@ class BuiltinAuthor(Author):
         for tid, t in self.templates.items():
             t.id = tid
         self._captured: dict[str, Captured] = {}
-        # Dry-run sources for one task object (one planner call): can_apply and touches both ask.
-        self._dry_task: AuthorTask | None = None
-        self._dry: dict[tuple[str, ...], str | None] = {}
+        # Skills applied to a best candidate, kept across planner and generator calls (_applied).
+        self._built: dict[tuple[str, ...], Candidate | AuthorError] = {}
+        self._lock = threading.Lock()
 
     # ---- the Author interface -----------------------------------------------------------
     def can_apply(self, skill_id: str, task: AuthorTask | None = None,
@@ -88,19 +102,40 @@ class BuiltinAuthor(Author):
 
     def _dry_run(self, skill_id: str, task: AuthorTask, params: dict[str, Any] | None) -> str | None:
         """The source applying the skill to the task's best would build (None: AuthorError); code
-        generation only, nothing is compiled or run. Kept while the same task object asks, which
-        the planner passes to every call of one round's choice."""
+        generation only, nothing is compiled or run."""
         if task.best is None:
             return None
-        if task is not self._dry_task:
-            self._dry_task, self._dry = task, {}
-        key = (skill_id, repr(sorted((params or {}).items())))  # the task is this one (above)
-        if key not in self._dry:
+        try:
+            return self._applied(task, skill_id, dict(params or {})).source
+        except AuthorError:
+            return None
+
+    def _applied(self, task: AuthorTask, skill_id: str, params: dict[str, Any]) -> Candidate:
+        """The candidate applying the skill to the task's best builds (the caller copies it before
+        changing it), or its AuthorError. A build is a function of the problem, the policy, the
+        best's config and the plan, so it is kept across calls: the planner's dry runs ask for the
+        variants the generator then builds, and a round that does not win leaves the best, and so
+        every dry run of the next planner call, as they were. On an H100 a level-3 planner call
+        spent 18-39 s and a generator 5-13 s building such sources (problems/measurements/
+        h100-2026-12-07-level3-b/)."""
+        best = task.best
+        assert best is not None
+        key = (task.problem.size, task.problem.path or "", source_hash(task.problem.source), task.precision,
+               best.hash, best.author_state.config.model_dump_json(), skill_id, repr(sorted(params.items())))
+        with self._lock:  # a served graph runs threads side by side on one author
+            built = self._built.get(key)
+        if built is None:
             try:
-                self._dry[key] = self.apply(task, Plan(skill_id=skill_id, params=dict(params or {}))).source
-            except AuthorError:
-                self._dry[key] = None
-        return self._dry[key]
+                built = self._build(task, applying(best, skill_id, params), note=f"applied {skill_id}")
+            except AuthorError as e:
+                built = e
+            with self._lock:
+                while len(self._built) >= BUILT_MAX:
+                    self._built.pop(next(iter(self._built)))  # oldest first: an earlier best's
+                self._built[key] = built
+        if isinstance(built, AuthorError):
+            raise built
+        return built
 
     def generate(self, task: AuthorTask) -> Candidate:
         return self._build(task, BuiltinConfig(), note="first candidate: default templates")
@@ -108,12 +143,11 @@ class BuiltinAuthor(Author):
     def apply(self, task: AuthorTask, plan: Plan) -> Candidate:
         if plan.skill_id not in self.templates:
             raise AuthorError(f"skill {plan.skill_id} has no template the built-in author can run")
-        cfg = config_of(task.best)
-        cfg.enabled = [t for t in cfg.enabled if t != plan.skill_id] + [plan.skill_id]
-        cfg.disabled = [t for t in cfg.disabled if t != plan.skill_id]
-        if plan.params:
-            cfg.params[plan.skill_id] = dict(plan.params)
-        cand = self._build(task, cfg, note=f"applied {plan.skill_id}")
+        if task.best is None:
+            cand = self._build(task, applying(None, plan.skill_id, plan.params),
+                               note=f"applied {plan.skill_id}")
+        else:
+            cand = self._applied(task, plan.skill_id, dict(plan.params)).model_copy(deep=True)
         cand.skill_id, cand.params = plan.skill_id, dict(plan.params)
         return cand
 

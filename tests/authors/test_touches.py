@@ -78,8 +78,9 @@ def test_the_mobilenet_gemm_skills_leave_the_depthwise_kernel_and_the_stats_tile
                       device="cpu")
     task.best = author.generate(task)
     builds: list[str] = []
-    apply = author.apply
-    author.apply = lambda t, plan: builds.append(plan.skill_id) or apply(t, plan)  # type: ignore[method-assign]
+    build = author._build
+    author._build = lambda t, cfg, note: builds.append(note.removeprefix("applied ")) or build(  # type: ignore[method-assign]
+        t, cfg, note)
     dw = next(name for name in task.best.author_state.kernels if name.startswith("_dwconv_kernel"))
     for gemm in ("conv-implicit-gemm", "pointwise-conv-as-gemm"):
         assert author.can_apply(gemm, task), gemm  # the 1x1 convolutions move to our GEMM...
@@ -89,6 +90,6 @@ def test_the_mobilenet_gemm_skills_leave_the_depthwise_kernel_and_the_stats_tile
     assert author.touches("two-level-norm-statistics", task, stats, dw) is False
     assert author.touches("conv-implicit-gemm", task, {}, "sm90_xmma_fprop_implicit_gemm") is None
     assert author.touches("no-such-skill", task, {}, dw) is None
-    # can_apply and touches share one dry run per (skill, parameters) for this task; none for a
+    # can_apply and touches share one build per (skill, parameters) on this best; none for a
     # kernel that is not a def of the best, or a skill without a template.
     assert sorted(builds) == ["conv-implicit-gemm", "pointwise-conv-as-gemm", "two-level-norm-statistics"]
