@@ -44,6 +44,9 @@ def why(row: ResultRow, profile: dict | None) -> str:
         hot = max(kernels, key=lambda k: k.get("share") or 0.0)
         limiter = hot.get("limiter") or hot.get("bottleneck") or "limiter unknown"
         parts.append(f"hottest {hot.get('name')} {100 * (hot.get('share') or 0):.0f}% ({limiter})")
+    if "recurrent" in ((profile or {}).get("structures") or []):
+        # The floor is bytes and FLOPs over peak rates: a recurrence's steps wait on each other.
+        parts.append("the floor counts no step-to-step dependence")
     if row.stop_reason:
         parts.append(f"stop: {row.stop_reason}")
     if row.error:

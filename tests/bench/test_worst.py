@@ -34,6 +34,9 @@ def test_lists_are_ordered_and_say_why_from_the_report(tmp_path: Path) -> None:
                             "stop: round budget spent (6 rounds)")
     assert floor[1].why.startswith("kept the reference; stop: the best candidate")
     assert behind[0].why == "2 rounds, won by online-softmax"  # no report: nothing invented
+    recurrent = {"profile": {**profile, "structures": ["recurrent"]}}
+    (tmp_path / "level1/a/report.json").write_text(json.dumps(recurrent))
+    assert "the floor counts no step-to-step dependence; stop:" in worst(rows, tmp_path, n=1)[0][0].why
     text = render(floor, behind)
     assert text.splitlines()[0] == "furthest from the speed-of-light floor:"
     assert "0.60 x compile" in text and "3.00 x floor" in text
