@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from author_util import evaluate, expr_problem, generate, templates_used
+from author_util import evaluate, expr_problem, generate, problem, templates_used
 from kernelskill.eval.static.checks import run_static_checks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +43,25 @@ def test_graph_wrapper_falls_through_on_cpu(path: str) -> None:
 
 
 HEAD = "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+
+
+def test_a_recurrent_module_is_replayed_from_the_first_candidate() -> None:
+    """No template writes a GRU's kernels, and its time steps are launch-bound: the first
+    candidate asks for replay (the wrapper's first-call trial keeps it only where it wins); a
+    model without one does not, and a repair that turns replay off is obeyed."""
+    from kernelskill.authors.base import AuthorTask
+    from kernelskill.authors.builtin.author import BuiltinAuthor
+    from kernelskill.state.author_state import BuiltinConfig
+
+    src = (ROOT / "problems" / "level3" / "07_gru_stack.py").read_text()
+    cand = generate(src)
+    assert templates_used(cand) == [GRAPH] and "torch.cuda.graph(graph)" in cand.source
+    assert evaluate(src, cand.source).correct  # on the CPU the plain forward, unchanged
+    assert GRAPH not in templates_used(generate((ROOT / "problems" / "level1" / "11_gelu.py").read_text()))
+    author = BuiltinAuthor()
+    task = AuthorTask(problem=problem(src), device="cpu")
+    off = author._build(task, BuiltinConfig(disabled=[GRAPH]), note="repaired")
+    assert templates_used(off) == [] and "torch.cuda.graph" not in off.source
 
 
 def test_graph_wrapper_declines_host_syncs_and_keeps_init() -> None:
