@@ -19,18 +19,22 @@ class AuthorError(Exception):
     """The author could not produce a candidate (one line: why)."""
 
 
+def code_of(src: str) -> str:
+    """The source as `same_code` compares it: parsed and unparsed without the module docstring
+    (an unparsable source as it is)."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return src
+    if ast.get_docstring(tree) is not None:
+        tree.body = tree.body[1:]
+    return ast.unparse(tree)
+
+
 def same_code(a: str, b: str) -> bool:
     """Do two candidate sources run the same code? Module docstrings (which name the templates
     used) and formatting do not count; unparsable sources compare as text."""
-    def code(src: str) -> str:
-        try:
-            tree = ast.parse(src)
-        except SyntaxError:
-            return src
-        if ast.get_docstring(tree) is not None:
-            tree.body = tree.body[1:]
-        return ast.unparse(tree)
-    return a == b or code(a) == code(b)
+    return a == b or code_of(a) == code_of(b)
 
 
 @dataclass

@@ -69,9 +69,12 @@ def behind_compile(rows: list[ResultRow], n: int) -> list[tuple[ResultRow, float
 
 def worst(rows: list[ResultRow], bench_dir: Path, n: int = 10) -> tuple[list[Worst], list[Worst]]:
     """(furthest from the floor, behind torch.compile), each at most n rows with their reasons."""
+    floor, behind = furthest_from_floor(rows, n), behind_compile(rows, n)
+    profiles = {r.problem: _profile(bench_dir, r) for r, _ in floor + behind}  # each report read once
+
     def listed(pairs: list[tuple[ResultRow, float]]) -> list[Worst]:
-        return [Worst(r.problem, x, why(r, _profile(bench_dir, r))) for r, x in pairs]
-    return listed(furthest_from_floor(rows, n)), listed(behind_compile(rows, n))
+        return [Worst(r.problem, x, why(r, profiles[r.problem])) for r, x in pairs]
+    return listed(floor), listed(behind)
 
 
 def render(floor: list[Worst], compile_: list[Worst]) -> str:

@@ -276,7 +276,7 @@ class BuiltinAuthor(Author):
                 note = f"{note}; forward in {parts} around code fx cannot trace"
         # A partially captured forward branches on values: one recorded graph cannot replay it.
         asks = [REPLAY] if not state.verbatim and recurrent(cap.module) else []
-        for tpl in [] if state.partial else self._program_templates(cfg, state.templates + asks):
+        for tpl in [] if state.partial else self._program_templates(cfg, state.templates, asks):
             ctx.params = cfg.params.get(tpl.id, {})
             wrapped = tpl.wrap(source, ctx)
             if wrapped is not None:
@@ -284,14 +284,13 @@ class BuiltinAuthor(Author):
                 state.templates = sorted({*state.templates, tpl.id})
         return Candidate(source=source, author="builtin", note=note, author_state=state)
 
-    def _program_templates(self, cfg: BuiltinConfig, used: list[str]) -> list[Template]:
+    def _program_templates(self, cfg: BuiltinConfig, used: list[str], asks: list[str]) -> list[Template]:
         """Whole-forward templates for this candidate: those on in `cfg`, plus those a used
-        template asks for (`Template.graph_replay`) or `used` names itself (REPLAY for a
-        recurrent module), unless disabled (repair turns them off)."""
+        template asks for (`Template.graph_replay`) and `asks` (REPLAY for a recurrent module),
+        unless disabled (repair turns them off)."""
         on = self._active(cfg, "program")
-        for tid in used:
-            tpl_asks = self.templates[tid].graph_replay if tid in self.templates else None
-            want = tid if tid == REPLAY else tpl_asks
+        wants = [self.templates[tid].graph_replay for tid in used if tid in self.templates] + asks
+        for want in wants:
             tpl = self.templates.get(want) if want else None
             if tpl is not None and tpl not in on and want not in cfg.disabled:
                 on.append(tpl)

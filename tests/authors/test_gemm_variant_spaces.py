@@ -16,7 +16,7 @@ import pytest
 import torch
 from author_util import evaluate, problem
 from gemm_util import AUTHOR, ROOT, at_threshold, prepared, src_of
-from kernelskill.authors.base import AuthorTask, same_code
+from kernelskill.authors.base import AuthorTask, code_of, same_code
 from kernelskill.eval.harness import seeded
 from kernelskill.eval.problem import exec_module, load_problem
 from kernelskill.skill_index import load_skills
@@ -29,13 +29,6 @@ PRECISION_KEYS = {"input_precision", "f16_scales"}
 SQUARE = (ROOT / "problems/level1/01_matmul_square.py").read_text()
 # The CPU interpreter keeps each autotuned kernel's first configuration (runtime _configs).
 FIRST_ONLY = "return cfgs if torch.cuda.is_available() else cfgs[:1]"
-
-
-def _code(source: str) -> str:
-    """The source as same_code compares it: parsed, without the module docstring, unparsed."""
-    tree = ast.parse(source)
-    tree.body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
-    return ast.unparse(tree)
 
 
 def _task(source: str) -> AuthorTask:
@@ -81,7 +74,7 @@ def test_no_two_gemm_skills_offer_the_same_move(emitted: dict[tuple[str, str], s
         assert s1 == s2 or v1 != v2, (s1, s2, v1)
     # No declared variant builds the code of another one, of any GEMM skill (same_code's identity:
     # the module docstring, which names the templates, aside).
-    codes = {(sid, repr(v)): _code(emitted[sid, repr(v)]) for sid, v in declared}
+    codes = {(sid, repr(v)): code_of(emitted[sid, repr(v)]) for sid, v in declared}
     assert len(set(codes.values())) == len(codes), sorted(codes)
 
 
